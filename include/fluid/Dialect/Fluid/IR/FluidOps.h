@@ -1,0 +1,42 @@
+//===- FluidOps.h - The fluid dialect, its attributes and ops -------------===//
+
+#ifndef FLUID_DIALECT_FLUID_IR_FLUIDOPS_H
+#define FLUID_DIALECT_FLUID_IR_FLUIDOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "fluid/Dialect/Fluid/IR/FluidOpsDialect.h.inc"
+
+#include "fluid/Dialect/Fluid/IR/FluidEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "fluid/Dialect/Fluid/IR/FluidAttrs.h.inc"
+
+namespace mlir::fluid {
+
+/// The state of all `fluid.param`s, as a side-effect resource.
+struct ParamResource : public SideEffects::Resource::Base<ParamResource> {
+  StringRef getName() final { return "<FluidParam>"; }
+};
+
+/// Whether `type` is a statically shaped tensor of a floating-point element
+/// type (f16, bf16, f32, f64) whose size in bytes fits in int64_t.
+bool isFloatTensor(Type type);
+/// Likewise for i32 and i64 (labels, counters).
+bool isIntTensor(Type type);
+/// Either of the above.
+bool isFluidTensor(Type type);
+
+} // namespace mlir::fluid
+
+#define GET_OP_CLASSES
+#include "fluid/Dialect/Fluid/IR/FluidOps.h.inc"
+
+#endif // FLUID_DIALECT_FLUID_IR_FLUIDOPS_H

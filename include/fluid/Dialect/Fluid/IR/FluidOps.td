@@ -1,0 +1,463 @@
+//===- FluidOps.td - Ops of the fluid dialect ----------------------------===//
+//
+// Forward ops of MLP, LeNet, ResNet and SE-ResNeXt, and the parameter ops.
+// Shape rules live in each op's `inferReturnTypes`, which reports why a shape
+// is invalid; the printed result type is checked against the inferred one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLUID_OPS_TD
+#define FLUID_OPS_TD
+
+include "fluid/Dialect/Fluid/IR/FluidBase.td"
+include "fluid/Dialect/Fluid/IR/FluidAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// Parameters are module-level state: reading and writing one are effects on
+// this resource, so reads are never moved across writes.
+def Fluid_ParamResource : Resource<"::mlir::fluid::ParamResource">;
+
+class Fluid_InferOp<string mnemonic, list<Trait> traits = []>
+    : Fluid_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])>;
+
+//===----------------------------------------------------------------------===//
+// Parameters and constants
+//===----------------------------------------------------------------------===//
+
+def Fluid_ParamOp : Fluid_Op<"param", [
+    Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "Declares a model parameter or persistent state tensor";
+  let description = [{
+    Declares a named tensor that lives across training steps: a weight, a
+    batch-norm running statistic, and later optimizer state. Functions read
+    it with `fluid.get_param` and write it with `fluid.set_param`.
+
+    - `init`: how its initial value is drawn (see `#fluid.init`);
+    - `trainable` (default true): whether the optimizer updates it from its
+      gradient (running statistics are `trainable = false`);
+    - `lr_mult`, `decay_mult` (default 1.0): this parameter's multipliers of
+      the global learning rate and weight decay.
+
+    Names follow PyTorch state dicts, so weights move to and from PyTorch:
+
+    ```mlir
+    fluid.param @conv1.weight : tensor<64x3x7x7xf32> init kaiming_normal(fan_out, gain = 1.4142135623730951)
+    fluid.param @bn1.running_mean : tensor<64xf32> init zeros {trainable = false}
+    fluid.param @fc.bias : tensor<10xf32> init zeros {decay_mult = 0.0}
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    TypeAttrOf<Fluid_Tensor>:$type,
+    Fluid_InitializerAttr:$init,
+    DefaultValuedAttr<BoolAttr, "true">:$trainable,
+    DefaultValuedAttr<F64Attr, "1.0">:$lr_mult,
+    DefaultValuedAttr<F64Attr, "1.0">:$decay_mult);
+  let assemblyFormat = [{
+    $sym_name `:` $type `init` custom<Initializer>($init) attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+  }];
+}
+
+def Fluid_GetParamOp : Fluid_Op<"get_param", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead<Fluid_ParamResource>]>]> {
+  let summary = "Reads the current value of a parameter";
+  let description = [{
+    ```mlir
+    %w = fluid.get_param @conv1.weight : tensor<64x3x7x7xf32>
+    ```
+    The symbol must name a `fluid.param` of exactly this type.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs Fluid_Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Fluid_SetParamOp : Fluid_Op<"set_param", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemWrite<Fluid_ParamResource>]>]> {
+  let summary = "Replaces the value of a parameter";
+  let description = [{
+    Writes a new value into a parameter, e.g. batch-norm running statistics
+    or (later) an optimizer update. Bufferization turns it into an in-place
+    update of the parameter's persistent buffer.
+
+    ```mlir
+    fluid.set_param @bn1.running_mean, %new_mean : tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name, Fluid_Tensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+}
+
+def Fluid_ConstantOp : Fluid_Op<"constant", [
+    ConstantLike, Pure, InferTypeOpAdaptor]> {
+  let summary = "A scalar or tensor constant";
+  let description = [{
+    ```mlir
+    %lr = fluid.constant dense<1.000000e-01> : tensor<f32>
+    %t = fluid.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Fluid_Tensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and normalization
+//===----------------------------------------------------------------------===//
+
+def Fluid_Conv2DOp : Fluid_InferOp<"conv2d"> {
+  let summary = "2-D convolution (NCHW), grouped and dilated, optional bias";
+  let description = [{
+    `input` is [N, C, H, W], `filter` is [O, C / groups, KH, KW], `bias` is
+    [O]. `padding` is [top, left, bottom, right] of zeros. The output is
+    [N, O, OH, OW] with OH = (H + top + bottom - dilation_h * (KH - 1) - 1)
+    / stride_h + 1 (rounded down), and likewise OW.
+
+    ```mlir
+    %y = fluid.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>}
+        : (tensor<8x3x224x224xf32>, tensor<64x3x7x7xf32>) -> tensor<8x64x112x112xf32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$input,
+    Fluid_FloatTensor:$filter,
+    Optional<Fluid_FloatTensor>:$bias,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+    DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $filter (`,` $bias^)? attr-dict `:`
+    `(` type($input) `,` type($filter) (`,` type($bias)^)? `)` `->` type($output)
+  }];
+}
+
+def Fluid_BatchNormOp : Fluid_InferOp<"batch_norm", [
+    AllTypesMatch<["scale", "shift", "running_mean", "running_var"]>]> {
+  let summary = "Batch normalization in training form";
+  let description = [{
+    Normalizes `input` ([N, C, H, W] or [N, C]) with the statistics of this
+    batch, per channel: output = (x - mean) * inv_std * scale + shift with
+    inv_std = 1 / sqrt(var + epsilon) and var the biased batch variance.
+
+    It also returns what the backward pass needs (`saved_mean`,
+    `saved_inv_std`) and the updated running statistics, following PyTorch:
+    new = (1 - momentum) * running + momentum * batch, where the running
+    variance takes the unbiased batch variance. The program stores them back
+    into their parameters with `fluid.set_param`.
+
+    ```mlir
+    %y, %mean, %inv_std, %rm, %rv = fluid.batch_norm %x, %gamma, %beta, %running_mean, %running_var
+        {epsilon = 1.0e-05 : f64, momentum = 1.0e-01 : f64} : tensor<8x64x56x56xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$input,
+    Fluid_FloatTensor:$scale,
+    Fluid_FloatTensor:$shift,
+    Fluid_FloatTensor:$running_mean,
+    Fluid_FloatTensor:$running_var,
+    DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon,
+    DefaultValuedAttr<F64Attr, "0.1">:$momentum);
+  let results = (outs
+    Fluid_FloatTensor:$output,
+    Fluid_FloatTensor:$saved_mean,
+    Fluid_FloatTensor:$saved_inv_std,
+    Fluid_FloatTensor:$new_running_mean,
+    Fluid_FloatTensor:$new_running_var);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $shift `,` $running_mean `,` $running_var attr-dict
+    `:` type($input) `,` type($scale)
+  }];
+}
+
+def Fluid_BatchNormInferenceOp : Fluid_InferOp<"batch_norm_inference", [
+    AllTypesMatch<["scale", "shift", "mean", "variance"]>]> {
+  let summary = "Batch normalization with fixed statistics";
+  let description = [{
+    output = (x - mean) / sqrt(variance + epsilon) * scale + shift, per
+    channel of an [N, C, H, W] or [N, C] input.
+
+    ```mlir
+    %y = fluid.batch_norm_inference %x, %gamma, %beta, %mean, %var {epsilon = 1.0e-05 : f64}
+        : tensor<1x64x56x56xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$input,
+    Fluid_FloatTensor:$scale,
+    Fluid_FloatTensor:$shift,
+    Fluid_FloatTensor:$mean,
+    Fluid_FloatTensor:$variance,
+    DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $shift `,` $mean `,` $variance attr-dict
+    `:` type($input) `,` type($scale)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Fluid_UnaryOp<string mnemonic, string formula>
+    : Fluid_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "Elementwise " # formula;
+  let arguments = (ins Fluid_FloatTensor:$input);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Fluid_ReluOp : Fluid_UnaryOp<"relu", "max(x, 0)">;
+def Fluid_SigmoidOp : Fluid_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def Fluid_TanhOp : Fluid_UnaryOp<"tanh", "tanh(x)">;
+
+class Fluid_BinaryOp<string mnemonic, string formula>
+    : Fluid_InferOp<mnemonic> {
+  let summary = "Elementwise " # formula # " with NumPy broadcasting";
+  let description = [{
+    Shapes are aligned from the right; each pair of dimensions must be equal
+    or one of them 1. Both operands have the same element type.
+
+    ```mlir
+    %y = fluid.}] # mnemonic # [{ %a, %b : tensor<8x64x7x7xf32>, tensor<8x64x1x1xf32> -> tensor<8x64x7x7xf32>
+    ```
+  }];
+  let arguments = (ins Fluid_FloatTensor:$lhs, Fluid_FloatTensor:$rhs);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($output)
+  }];
+}
+
+def Fluid_AddOp : Fluid_BinaryOp<"add", "lhs + rhs">;
+def Fluid_SubOp : Fluid_BinaryOp<"sub", "lhs - rhs">;
+def Fluid_MulOp : Fluid_BinaryOp<"mul", "lhs * rhs">;
+def Fluid_DivOp : Fluid_BinaryOp<"div", "lhs / rhs">;
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+class Fluid_Pool2DOp<string mnemonic, string what, dag extraArgs>
+    : Fluid_InferOp<mnemonic> {
+  let summary = what # " pooling over NCHW windows";
+  let arguments = !con((ins
+    Fluid_FloatTensor:$input,
+    DenseI64ArrayAttr:$kernel_size,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+    UnitAttr:$ceil_mode), extraArgs);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Fluid_MaxPool2DOp : Fluid_Pool2DOp<"max_pool2d", "Max",
+    (ins DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation)> {
+  let description = [{
+    `padding` is [top, left, bottom, right]; padded cells never win. The
+    output size follows PyTorch: OH = (H + top + bottom - dilation_h *
+    (KH - 1) - 1) / stride_h + 1, rounded down, or up with `ceil_mode`, in
+    which case a window that would start in the bottom padding is dropped.
+
+    ```mlir
+    %y = fluid.max_pool2d %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>,
+        padding = array<i64: 1, 1, 1, 1>} : tensor<8x64x112x112xf32> -> tensor<8x64x56x56xf32>
+    ```
+  }];
+}
+
+def Fluid_AvgPool2DOp : Fluid_Pool2DOp<"avg_pool2d", "Average",
+    (ins UnitAttr:$count_include_pad)> {
+  let description = [{
+    Window and output sizes as for `fluid.max_pool2d` (no dilation). With
+    `count_include_pad`, the divisor counts the window's cells inside the
+    padded extent; without it, only the cells inside the input.
+  }];
+}
+
+def Fluid_GlobalAvgPoolOp : Fluid_InferOp<"global_avg_pool"> {
+  let summary = "Average over each channel's whole image: [N,C,H,W] -> [N,C,1,1]";
+  let arguments = (ins Fluid_FloatTensor:$input);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def Fluid_MatmulOp : Fluid_InferOp<"matmul"> {
+  let summary = "Matrix product, optionally batched and transposed";
+  let description = [{
+    [M, K] x [K, N] -> [M, N], or with a shared leading batch dimension
+    [B, M, K] x [B, K, N] -> [B, M, N]. `transpose_lhs` / `transpose_rhs`
+    take the operand's last two dimensions swapped.
+
+    ```mlir
+    %y = fluid.matmul %a, %b {transpose_rhs} : tensor<8x512xf32>, tensor<10x512xf32> -> tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$lhs,
+    Fluid_FloatTensor:$rhs,
+    UnitAttr:$transpose_lhs,
+    UnitAttr:$transpose_rhs);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($output)
+  }];
+}
+
+def Fluid_LinearOp : Fluid_InferOp<"linear"> {
+  let summary = "Fully connected layer: input x weight^T + bias";
+  let description = [{
+    `input` is [N, in], `weight` is [out, in] (PyTorch's layout), `bias` is
+    [out]; the output is [N, out].
+
+    ```mlir
+    %y = fluid.linear %x, %w, %b : tensor<8x512xf32>, tensor<10x512xf32>, tensor<10xf32> -> tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$input,
+    Fluid_FloatTensor:$weight,
+    Optional<Fluid_FloatTensor>:$bias);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)
+    (`,` type($bias)^)? `->` type($output)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+def Fluid_ReshapeOp : Fluid_Op<"reshape", [Pure]> {
+  let summary = "Reinterprets a tensor's elements with a new shape";
+  let description = [{
+    The result type gives the new shape; the element count and type must be
+    those of the input.
+
+    ```mlir
+    %y = fluid.reshape %x : tensor<8x512x1x1xf32> -> tensor<8x512xf32>
+    ```
+  }];
+  let arguments = (ins Fluid_Tensor:$input);
+  let results = (outs Fluid_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Fluid_FlattenOp : Fluid_InferOp<"flatten"> {
+  let summary = "Flattens to 2-D around `axis`, like ONNX Flatten";
+  let description = [{
+    [d0, ..., dn] -> [d0 * ... * d(axis-1), d(axis) * ... * dn]; `axis`
+    (default 1) may be negative, counting from the end, or equal to the rank.
+
+    ```mlir
+    %y = fluid.flatten %x : tensor<8x512x1x1xf32> -> tensor<8x512xf32>
+    ```
+  }];
+  let arguments = (ins Fluid_Tensor:$input, DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs Fluid_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Fluid_ConcatOp : Fluid_InferOp<"concat"> {
+  let summary = "Joins tensors along one axis";
+  let description = [{
+    All inputs have the same rank, element type and dimensions except along
+    `axis` (which may be negative).
+
+    ```mlir
+    %y = fluid.concat %a, %b {axis = 1 : i64} : (tensor<8x64x7x7xf32>, tensor<8x32x7x7xf32>) -> tensor<8x96x7x7xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Fluid_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Fluid_Tensor:$output);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` `(` type($inputs) `)` `->` type($output)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and loss
+//===----------------------------------------------------------------------===//
+
+class Fluid_SoftmaxBase<string mnemonic, string what>
+    : Fluid_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = what # " along `axis` (default -1, the last)";
+  let arguments = (ins
+    Fluid_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Fluid_SoftmaxOp : Fluid_SoftmaxBase<"softmax", "exp(x) / sum(exp(x))">;
+def Fluid_LogSoftmaxOp : Fluid_SoftmaxBase<"log_softmax", "x - log(sum(exp(x)))">;
+
+def Fluid_SoftmaxCrossEntropyOp : Fluid_InferOp<"softmax_cross_entropy"> {
+  let summary = "Cross-entropy of softmax(logits) against integer labels";
+  let description = [{
+    `logits` is [N, C], `labels` is [N] of class indices in [0, C).
+    loss_i = log(sum_j exp(logits_ij)) - logits_i,label_i, reduced by
+    `reduction`: `mean` (default) or `sum` give a scalar, `none` gives [N].
+
+    ```mlir
+    %loss = fluid.softmax_cross_entropy %logits, %labels : tensor<8x10xf32>, tensor<8xi64> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$logits,
+    Fluid_IntTensor:$labels,
+    DefaultValuedAttr<Fluid_ReductionAttr, "::mlir::fluid::Reduction::Mean">:$reduction);
+  let results = (outs Fluid_FloatTensor:$loss);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($loss)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Fluid_ReduceOp<string mnemonic, string what> : Fluid_InferOp<mnemonic> {
+  let summary = what # " over `axes` (all axes when omitted)";
+  let description = [{
+    Axes may be negative (counting from the end) and must be distinct.
+    Reduced dimensions are removed, or kept as 1 with `keep_dims`.
+
+    ```mlir
+    %m = fluid.}] # mnemonic # [{ %x {axes = array<i64: 2, 3>, keep_dims} : tensor<8x64x7x7xf32> -> tensor<8x64x1x1xf32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$input,
+    OptionalAttr<DenseI64ArrayAttr>:$axes,
+    UnitAttr:$keep_dims);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Fluid_MeanOp : Fluid_ReduceOp<"mean", "Arithmetic mean">;
+def Fluid_ReduceSumOp : Fluid_ReduceOp<"reduce_sum", "Sum">;
+
+#endif // FLUID_OPS_TD

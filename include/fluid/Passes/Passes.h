@@ -1,0 +1,19 @@
+//===- Passes.h - Fluid's passes ------------------------------------------===//
+
+#ifndef FLUID_PASSES_PASSES_H
+#define FLUID_PASSES_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::fluid {
+
+#define GEN_PASS_DECL
+#include "fluid/Passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "fluid/Passes/Passes.h.inc"
+
+} // namespace mlir::fluid
+
+#endif // FLUID_PASSES_PASSES_H

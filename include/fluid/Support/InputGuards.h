@@ -1,0 +1,31 @@
+//===- InputGuards.h - Checks on untrusted textual input ------------------===//
+
+#ifndef FLUID_SUPPORT_INPUTGUARDS_H
+#define FLUID_SUPPORT_INPUTGUARDS_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace llvm {
+class MemoryBuffer;
+} // namespace llvm
+
+namespace mlir::fluid {
+
+/// The deepest bracket nesting accepted in textual IR. Real programs stay
+/// below 20; MLIR's recursive-descent parser overflows the stack somewhere
+/// in the tens of thousands.
+constexpr unsigned kMaxInputNesting = 256;
+
+/// Finds the first point where `text` nests `(`, `[`, `{` or `<` deeper than
+/// `limit` (outside string literals and comments). Returns its byte offset.
+std::optional<size_t> findExcessiveNesting(llvm::StringRef text,
+                                           unsigned limit = kMaxInputNesting);
+
+/// Reports "FILE:LINE:COL: error: ..." on standard error if `input` nests
+/// too deeply to be parsed safely.
+LogicalResult checkInputNesting(const llvm::MemoryBuffer &input);
+
+} // namespace mlir::fluid
+
+#endif // FLUID_SUPPORT_INPUTGUARDS_H

@@ -1,0 +1,789 @@
+//===- FluidOps.cpp - Ops of the fluid dialect: shapes and verifiers ------===//
+//
+// Each op's shape rule is written once, in its `inferReturnTypes`: builders
+// use it to compute result types, and the verifier (through
+// InferTypeOpInterface) checks printed result types against it. The rules
+// report why a shape is invalid, and do all arithmetic on dimensions with
+// overflow checks, since well-formed IR may carry absurd sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Reports shape errors of one op, prefixed like the op's own diagnostics.
+/// Without a location (a builder probing types) nothing is printed.
+class ShapeErrors {
+public:
+  ShapeErrors(std::optional<Location> loc, StringRef opName)
+      : loc(loc), opName(opName) {}
+
+  template <typename... Args> LogicalResult fail(Args &&...args) const {
+    return emitOptionalError(loc, "'", opName, "' op ",
+                             std::forward<Args>(args)...);
+  }
+
+  /// The operand `v` as a tensor of a fluid element type, or a failure that
+  /// names it. Parsing calls shape rules before operand types are verified.
+  FailureOr<RankedTensorType> tensor(Value v, StringRef what,
+                                     bool requireFloat = true) const {
+    Type type = v.getType();
+    if (requireFloat ? isFloatTensor(type) : isFluidTensor(type))
+      return cast<RankedTensorType>(type);
+    if (failed(fail(what, " must be a statically shaped ",
+                    requireFloat ? "floating-point " : "",
+                    "tensor whose size fits in 64 bits, got ", type)))
+      return failure();
+    return failure();
+  }
+
+  LogicalResult expectRank(RankedTensorType type, StringRef what,
+                           ArrayRef<int64_t> ranks, StringRef layout) const {
+    if (llvm::is_contained(ranks, type.getRank()))
+      return success();
+    std::string expected;
+    llvm::raw_string_ostream os(expected);
+    llvm::interleave(ranks, os, " or ");
+    return fail(what, " must have rank ", expected, layout, ", got ", type);
+  }
+
+  LogicalResult sameElementType(RankedTensorType a, StringRef aName,
+                                RankedTensorType b, StringRef bName) const {
+    if (a.getElementType() == b.getElementType())
+      return success();
+    return fail(aName, " and ", bName, " must have the same element type, got ",
+                a.getElementType(), " and ", b.getElementType());
+  }
+
+  /// Checks that an array attribute has `size` entries, each >= `minimum`.
+  LogicalResult expectArray(ArrayRef<int64_t> values, StringRef name,
+                            size_t size, int64_t minimum) const {
+    if (values.size() != size)
+      return fail("'", name, "' must have ", size, " values, got ",
+                  values.size());
+    for (int64_t v : values)
+      if (v < minimum)
+        return fail("'", name, "' values must be >= ", minimum, ", got ", v);
+    return success();
+  }
+
+  /// An axis in [-rank, rank) (or [-rank, rank] when `inclusive`), made
+  /// non-negative.
+  FailureOr<int64_t> axis(int64_t axis, int64_t rank, StringRef name,
+                          bool inclusive = false) const {
+    int64_t upper = inclusive ? rank : rank - 1;
+    if (axis < -rank || axis > upper) {
+      (void)fail("'", name, "' ", axis, " is out of range for rank ", rank,
+                 " (expected ", -rank, " to ", upper, ")");
+      return failure();
+    }
+    return axis < 0 ? axis + rank : axis;
+  }
+
+private:
+  std::optional<Location> loc;
+  StringRef opName;
+};
+
+/// Output extent of a sliding window along one dimension (PyTorch's rule):
+/// floor or ceil of (in + padBefore + padAfter - dilation*(kernel-1) - 1) /
+/// stride, plus one; in ceil mode a last window that would start inside the
+/// trailing padding is dropped.
+FailureOr<int64_t> windowOutputSize(const ShapeErrors &errors, StringRef dim,
+                                    int64_t in, int64_t kernel, int64_t stride,
+                                    int64_t padBefore, int64_t padAfter,
+                                    int64_t dilation, bool ceilMode) {
+  std::optional<int64_t> padded = llvm::checkedAdd<int64_t>(in, padBefore);
+  if (padded)
+    padded = llvm::checkedAdd<int64_t>(*padded, padAfter);
+  std::optional<int64_t> extent =
+      llvm::checkedMul<int64_t>(dilation, kernel - 1);
+  if (extent)
+    extent = llvm::checkedAdd<int64_t>(*extent, 1);
+  if (!padded || !extent) {
+    (void)errors.fail("window arithmetic along ", dim, " overflows 64 bits");
+    return failure();
+  }
+  if (*extent > *padded) {
+    (void)errors.fail("window extent ", *extent, " along ", dim,
+                      " exceeds the padded input size ", *padded);
+    return failure();
+  }
+  int64_t span = *padded - *extent;
+  int64_t steps = ceilMode ? (span + stride - 1) / stride : span / stride;
+  int64_t out = steps + 1;
+  if (ceilMode && (out - 1) * stride >= in + padBefore)
+    --out;
+  return out;
+}
+
+/// NumPy broadcasting of two shapes, or a failure naming the first
+/// mismatching dimension (counted from the end).
+FailureOr<SmallVector<int64_t>> broadcastShapes(const ShapeErrors &errors,
+                                                RankedTensorType lhs,
+                                                RankedTensorType rhs) {
+  ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (da != db && da != 1 && db != 1) {
+      (void)errors.fail("operands are not broadcast-compatible: ", lhs, " and ",
+                        rhs, " differ in dimension -", i + 1, " (", da, " vs ",
+                        db, ")");
+      return failure();
+    }
+    result[rank - 1 - i] = da == 1 ? db : da;
+  }
+  return result;
+}
+
+/// Parsing with inferred result types and building both call shape rules
+/// before an op's default-valued attributes are filled in; this adaptor
+/// sees them filled in, so each default is written once, in ODS. (None of
+/// these ops has regions.)
+template <typename OpT>
+typename OpT::Adaptor withDefaults(MLIRContext *context,
+                                   typename OpT::Adaptor adaptor,
+                                   typename OpT::Properties &storage) {
+  storage = adaptor.getProperties();
+  OpT::populateDefaultProperties(
+      OperationName(OpT::getOperationName(), context), storage);
+  return typename OpT::Adaptor(adaptor.getOperands(), adaptor.getAttributes(),
+                               storage);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// ParamOp, GetParamOp, SetParamOp
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseInitializer(OpAsmParser &parser,
+                                    InitializerAttr &init) {
+  Attribute body = InitializerAttr::parseBody(parser);
+  if (!body)
+    return failure();
+  init = cast<InitializerAttr>(body);
+  return success();
+}
+
+static void printInitializer(OpAsmPrinter &printer, ParamOp,
+                             InitializerAttr init) {
+  init.printBody(printer);
+}
+
+LogicalResult ParamOp::verify() {
+  RankedTensorType type = getTensorType();
+  InitializerAttr init = getInit();
+  if (init.usesFans() && type.getRank() < 2)
+    return emitOpError() << stringifyInitKind(init.getKind())
+                         << " needs a tensor of rank >= 2 to compute its "
+                            "fans, got "
+                         << type;
+  if (isIntTensor(type) && init.getKind() != InitKind::Zeros &&
+      init.getKind() != InitKind::Ones && init.getKind() != InitKind::Constant)
+    return emitOpError() << "integer parameters can only be initialized "
+                            "with zeros, ones or constant, not "
+                         << stringifyInitKind(init.getKind());
+  for (auto [name, value] :
+       {std::pair<StringRef, double>{"lr_mult", getLrMult().convertToDouble()},
+        {"decay_mult", getDecayMult().convertToDouble()}})
+    if (!std::isfinite(value) || value < 0)
+      return emitOpError() << "'" << name << "' must be finite and >= 0, got "
+                           << value;
+  return success();
+}
+
+/// Finds the `fluid.param` named by `user`'s `name` attribute and checks that
+/// it has type `type`.
+static LogicalResult verifyParamUse(Operation *user, FlatSymbolRefAttr name,
+                                    Type type,
+                                    SymbolTableCollection &symbolTable) {
+  Operation *symbol = symbolTable.lookupNearestSymbolFrom(user, name);
+  if (!symbol)
+    return user->emitOpError() << "refers to unknown parameter " << name;
+  auto param = dyn_cast<ParamOp>(symbol);
+  if (!param)
+    return user->emitOpError() << name << " is a '" << symbol->getName()
+                               << "', not a 'fluid.param'";
+  if (param.getType() != type)
+    return user->emitOpError()
+           << "type " << type << " does not match parameter " << name
+           << " of type " << param.getType();
+  return success();
+}
+
+LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyParamUse(*this, getNameAttr(), getType(), symbolTable);
+}
+
+LogicalResult SetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyParamUse(*this, getNameAttr(), getValue().getType(),
+                        symbolTable);
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, getOperationName());
+  auto value = dyn_cast_or_null<ElementsAttr>(adaptor.getValueAttr());
+  if (!value)
+    return errors.fail("'value' must be an elements attribute");
+  if (!isFluidTensor(value.getType()))
+    return errors.fail("value must be a statically shaped tensor of f16, "
+                       "bf16, f32, f64, i32 or i64 whose size fits in 64 "
+                       "bits, got ",
+                       value.getType());
+  inferred.push_back(value.getType());
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// Conv2DOp and batch norm
+//===----------------------------------------------------------------------===//
+
+LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> loc,
+                                         Adaptor rawAdaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  Properties defaults;
+  Adaptor adaptor = withDefaults<Conv2DOp>(context, rawAdaptor, defaults);
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> input =
+      errors.tensor(adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  FailureOr<RankedTensorType> filter =
+      errors.tensor(adaptor.getFilter(), "filter");
+  if (failed(filter) ||
+      failed(errors.expectRank(*input, "input", {4}, " (NCHW)")) ||
+      failed(errors.expectRank(*filter, "filter", {4}, " (OIHW)")) ||
+      failed(errors.sameElementType(*input, "input", *filter, "filter")) ||
+      failed(errors.expectArray(adaptor.getStrides(), "strides", 2, 1)) ||
+      failed(errors.expectArray(adaptor.getPadding(), "padding", 4, 0)) ||
+      failed(errors.expectArray(adaptor.getDilation(), "dilation", 2, 1)))
+    return failure();
+
+  int64_t groups = adaptor.getGroups();
+  ArrayRef<int64_t> in = input->getShape(), w = filter->getShape();
+  int64_t channels = in[1], outChannels = w[0];
+  if (groups < 1)
+    return errors.fail("'groups' must be >= 1, got ", groups);
+  if (channels % groups != 0)
+    return errors.fail("groups (", groups, ") must divide the input channels (",
+                       channels, ")");
+  if (outChannels % groups != 0)
+    return errors.fail("groups (", groups,
+                       ") must divide the output channels (", outChannels, ")");
+  if (w[1] != channels / groups)
+    return errors.fail("input has ", channels,
+                       " channels but the filter "
+                       "expects ",
+                       w[1], " per group x ", groups,
+                       " groups = ", w[1] * groups);
+
+  if (Value biasValue = adaptor.getBias()) {
+    FailureOr<RankedTensorType> bias = errors.tensor(biasValue, "bias");
+    if (failed(bias) ||
+        failed(errors.sameElementType(*input, "input", *bias, "bias")))
+      return failure();
+    if (bias->getRank() != 1 || bias->getDimSize(0) != outChannels)
+      return errors.fail("bias must have shape [", outChannels,
+                         "] (the output channels), got ", *bias);
+  }
+
+  ArrayRef<int64_t> strides = adaptor.getStrides(),
+                    padding = adaptor.getPadding(),
+                    dilation = adaptor.getDilation();
+  FailureOr<int64_t> height =
+      windowOutputSize(errors, "height", in[2], w[2], strides[0], padding[0],
+                       padding[2], dilation[0], /*ceilMode=*/false);
+  if (failed(height))
+    return failure();
+  FailureOr<int64_t> width =
+      windowOutputSize(errors, "width", in[3], w[3], strides[1], padding[1],
+                       padding[3], dilation[1], /*ceilMode=*/false);
+  if (failed(width))
+    return failure();
+  inferred.push_back(RankedTensorType::get(
+      {in[0], outChannels, *height, *width}, input->getElementType()));
+  return success();
+}
+
+/// Checks a batch-norm input ([N, C, H, W] or [N, C]) against its per-channel
+/// operands (whose types match each other by construction), and its
+/// attributes.
+static LogicalResult verifyBatchNormShapes(const ShapeErrors &errors,
+                                           Value inputValue, Value channelValue,
+                                           double epsilon,
+                                           std::optional<double> momentum,
+                                           RankedTensorType &input,
+                                           RankedTensorType &channel) {
+  FailureOr<RankedTensorType> in = errors.tensor(inputValue, "input");
+  if (failed(in))
+    return failure();
+  FailureOr<RankedTensorType> ch =
+      errors.tensor(channelValue, "per-channel operand");
+  if (failed(ch) ||
+      failed(errors.expectRank(*in, "input", {2, 4}, " (NC or NCHW)")) ||
+      failed(errors.sameElementType(*in, "input", *ch, "per-channel operands")))
+    return failure();
+  int64_t channels = in->getDimSize(1);
+  if (ch->getRank() != 1 || ch->getDimSize(0) != channels)
+    return errors.fail("per-channel operands must have shape [", channels,
+                       "] (the input's channels), got ", *ch);
+  if (!(epsilon > 0) || !std::isfinite(epsilon))
+    return errors.fail("'epsilon' must be finite and > 0, got ", epsilon);
+  if (momentum && !(*momentum >= 0 && *momentum <= 1))
+    return errors.fail("'momentum' must be in [0, 1], got ", *momentum);
+  input = *in;
+  channel = *ch;
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> loc,
+                                            Adaptor rawAdaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  Properties defaults;
+  Adaptor adaptor = withDefaults<BatchNormOp>(context, rawAdaptor, defaults);
+  ShapeErrors errors(loc, getOperationName());
+  RankedTensorType input, channel;
+  if (failed(verifyBatchNormShapes(
+          errors, adaptor.getInput(), adaptor.getScale(),
+          adaptor.getEpsilon().convertToDouble(),
+          adaptor.getMomentum().convertToDouble(), input, channel)))
+    return failure();
+  inferred.push_back(input);
+  inferred.append(4, channel);
+  return success();
+}
+
+LogicalResult BatchNormInferenceOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor rawAdaptor,
+    SmallVectorImpl<Type> &inferred) {
+  Properties defaults;
+  Adaptor adaptor =
+      withDefaults<BatchNormInferenceOp>(context, rawAdaptor, defaults);
+  ShapeErrors errors(loc, getOperationName());
+  RankedTensorType input, channel;
+  if (failed(verifyBatchNormShapes(errors, adaptor.getInput(),
+                                   adaptor.getScale(),
+                                   adaptor.getEpsilon().convertToDouble(),
+                                   std::nullopt, input, channel)))
+    return failure();
+  inferred.push_back(input);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferBroadcast(StringRef opName,
+                                    std::optional<Location> loc, Value lhsValue,
+                                    Value rhsValue,
+                                    SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, opName);
+  FailureOr<RankedTensorType> lhs = errors.tensor(lhsValue, "lhs");
+  if (failed(lhs))
+    return failure();
+  FailureOr<RankedTensorType> rhs = errors.tensor(rhsValue, "rhs");
+  if (failed(rhs) || failed(errors.sameElementType(*lhs, "lhs", *rhs, "rhs")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(errors, *lhs, *rhs);
+  if (failed(shape))
+    return failure();
+  inferred.push_back(RankedTensorType::get(*shape, lhs->getElementType()));
+  return success();
+}
+
+#define FLUID_BROADCAST_INFER(OP)                                              \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferBroadcast(getOperationName(), loc, adaptor.getLhs(),           \
+                          adaptor.getRhs(), inferred);                         \
+  }
+FLUID_BROADCAST_INFER(AddOp)
+FLUID_BROADCAST_INFER(SubOp)
+FLUID_BROADCAST_INFER(MulOp)
+FLUID_BROADCAST_INFER(DivOp)
+#undef FLUID_BROADCAST_INFER
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferPool2D(StringRef opName, std::optional<Location> loc,
+                                 Value inputValue, ArrayRef<int64_t> kernel,
+                                 ArrayRef<int64_t> strides,
+                                 ArrayRef<int64_t> padding,
+                                 ArrayRef<int64_t> dilation, bool ceilMode,
+                                 SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, opName);
+  FailureOr<RankedTensorType> input = errors.tensor(inputValue, "input");
+  if (failed(input) ||
+      failed(errors.expectRank(*input, "input", {4}, " (NCHW)")) ||
+      failed(errors.expectArray(kernel, "kernel_size", 2, 1)) ||
+      failed(errors.expectArray(strides, "strides", 2, 1)) ||
+      failed(errors.expectArray(padding, "padding", 4, 0)) ||
+      failed(errors.expectArray(dilation, "dilation", 2, 1)))
+    return failure();
+  ArrayRef<int64_t> in = input->getShape();
+  FailureOr<int64_t> height =
+      windowOutputSize(errors, "height", in[2], kernel[0], strides[0],
+                       padding[0], padding[2], dilation[0], ceilMode);
+  if (failed(height))
+    return failure();
+  FailureOr<int64_t> width =
+      windowOutputSize(errors, "width", in[3], kernel[1], strides[1],
+                       padding[1], padding[3], dilation[1], ceilMode);
+  if (failed(width))
+    return failure();
+  inferred.push_back(RankedTensorType::get({in[0], in[1], *height, *width},
+                                           input->getElementType()));
+  return success();
+}
+
+LogicalResult MaxPool2DOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> loc,
+                                            Adaptor rawAdaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  Properties defaults;
+  Adaptor adaptor = withDefaults<MaxPool2DOp>(context, rawAdaptor, defaults);
+  return inferPool2D(getOperationName(), loc, adaptor.getInput(),
+                     adaptor.getKernelSize(), adaptor.getStrides(),
+                     adaptor.getPadding(), adaptor.getDilation(),
+                     adaptor.getCeilMode(), inferred);
+}
+
+LogicalResult AvgPool2DOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> loc,
+                                            Adaptor rawAdaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  Properties defaults;
+  Adaptor adaptor = withDefaults<AvgPool2DOp>(context, rawAdaptor, defaults);
+  return inferPool2D(getOperationName(), loc, adaptor.getInput(),
+                     adaptor.getKernelSize(), adaptor.getStrides(),
+                     adaptor.getPadding(), /*dilation=*/{1, 1},
+                     adaptor.getCeilMode(), inferred);
+}
+
+LogicalResult
+GlobalAvgPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> input =
+      errors.tensor(adaptor.getInput(), "input");
+  if (failed(input) ||
+      failed(errors.expectRank(*input, "input", {4}, " (NCHW)")))
+    return failure();
+  if (input->getDimSize(2) == 0 || input->getDimSize(3) == 0)
+    return errors.fail("input must have a non-empty image, got ", *input);
+  inferred.push_back(
+      RankedTensorType::get({input->getDimSize(0), input->getDimSize(1), 1, 1},
+                            input->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp, LinearOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> lhs = errors.tensor(adaptor.getLhs(), "lhs");
+  if (failed(lhs))
+    return failure();
+  FailureOr<RankedTensorType> rhs = errors.tensor(adaptor.getRhs(), "rhs");
+  if (failed(rhs) || failed(errors.expectRank(*lhs, "lhs", {2, 3}, "")) ||
+      failed(errors.sameElementType(*lhs, "lhs", *rhs, "rhs")))
+    return failure();
+  if (lhs->getRank() != rhs->getRank())
+    return errors.fail("lhs and rhs must have the same rank, got ", *lhs,
+                       " and ", *rhs);
+  int64_t rank = lhs->getRank();
+  ArrayRef<int64_t> a = lhs->getShape(), b = rhs->getShape();
+  bool tl = adaptor.getTransposeLhs(), tr = adaptor.getTransposeRhs();
+  int64_t m = tl ? a[rank - 1] : a[rank - 2];
+  int64_t k = tl ? a[rank - 2] : a[rank - 1];
+  int64_t kr = tr ? b[rank - 1] : b[rank - 2];
+  int64_t n = tr ? b[rank - 2] : b[rank - 1];
+  if (k != kr)
+    return errors.fail("contraction dimensions differ: lhs has ", k,
+                       ", rhs has ", kr, " (", *lhs, " x ", *rhs, ")");
+  SmallVector<int64_t> shape;
+  if (rank == 3) {
+    if (a[0] != b[0])
+      return errors.fail("batch dimensions differ: ", a[0], " vs ", b[0]);
+    shape.push_back(a[0]);
+  }
+  shape.append({m, n});
+  inferred.push_back(RankedTensorType::get(shape, lhs->getElementType()));
+  return success();
+}
+
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> input =
+      errors.tensor(adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  FailureOr<RankedTensorType> weight =
+      errors.tensor(adaptor.getWeight(), "weight");
+  if (failed(weight) ||
+      failed(errors.expectRank(*input, "input", {2}, " ([batch, in])")) ||
+      failed(errors.expectRank(*weight, "weight", {2}, " ([out, in])")) ||
+      failed(errors.sameElementType(*input, "input", *weight, "weight")))
+    return failure();
+  int64_t outFeatures = weight->getDimSize(0);
+  if (input->getDimSize(1) != weight->getDimSize(1))
+    return errors.fail("input has ", input->getDimSize(1),
+                       " features but the weight expects ",
+                       weight->getDimSize(1));
+  if (Value biasValue = adaptor.getBias()) {
+    FailureOr<RankedTensorType> bias = errors.tensor(biasValue, "bias");
+    if (failed(bias) ||
+        failed(errors.sameElementType(*input, "input", *bias, "bias")))
+      return failure();
+    if (bias->getRank() != 1 || bias->getDimSize(0) != outFeatures)
+      return errors.fail("bias must have shape [", outFeatures,
+                         "] (the output features), got ", *bias);
+  }
+  inferred.push_back(RankedTensorType::get({input->getDimSize(0), outFeatures},
+                                           input->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType input = getInput().getType(), output = getType();
+  if (input.getElementType() != output.getElementType())
+    return emitOpError() << "cannot change the element type ("
+                         << input.getElementType() << " to "
+                         << output.getElementType() << ")";
+  if (input.getNumElements() != output.getNumElements())
+    return emitOpError() << "cannot reshape " << input << " ("
+                         << input.getNumElements() << " elements) to " << output
+                         << " (" << output.getNumElements() << " elements)";
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor rawAdaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  Properties defaults;
+  Adaptor adaptor = withDefaults<FlattenOp>(context, rawAdaptor, defaults);
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> input =
+      errors.tensor(adaptor.getInput(), "input", /*requireFloat=*/false);
+  if (failed(input))
+    return failure();
+  FailureOr<int64_t> axis = errors.axis(adaptor.getAxis(), input->getRank(),
+                                        "axis", /*inclusive=*/true);
+  if (failed(axis))
+    return failure();
+  // The whole tensor's size fits in 64 bits, so these products do too.
+  int64_t outer = 1, inner = 1;
+  for (auto [i, dim] : llvm::enumerate(input->getShape()))
+    (static_cast<int64_t>(i) < *axis ? outer : inner) *= dim;
+  inferred.push_back(
+      RankedTensorType::get({outer, inner}, input->getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, getOperationName());
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return errors.fail("needs at least one input");
+  SmallVector<RankedTensorType> types;
+  for (auto [i, value] : llvm::enumerate(inputs)) {
+    FailureOr<RankedTensorType> type = errors.tensor(
+        value, "input #" + std::to_string(i), /*requireFloat=*/false);
+    if (failed(type))
+      return failure();
+    types.push_back(*type);
+  }
+  RankedTensorType first = types.front();
+  FailureOr<int64_t> axis =
+      errors.axis(adaptor.getAxis(), first.getRank(), "axis");
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  for (auto [i, type] : llvm::enumerate(ArrayRef(types).drop_front())) {
+    if (type.getElementType() != first.getElementType())
+      return errors.fail("input #", i + 1, " has element type ",
+                         type.getElementType(), " but input #0 has ",
+                         first.getElementType());
+    if (type.getRank() != first.getRank())
+      return errors.fail("input #", i + 1, " has rank ", type.getRank(),
+                         " but input #0 has rank ", first.getRank());
+    for (int64_t d = 0; d < first.getRank(); ++d) {
+      if (d == *axis)
+        continue;
+      if (type.getDimSize(d) != first.getDimSize(d))
+        return errors.fail("input #", i + 1,
+                           " differs from input #0 in "
+                           "dimension ",
+                           d, " (", type.getDimSize(d), " vs ",
+                           first.getDimSize(d), "), which is not the axis");
+    }
+    std::optional<int64_t> sum =
+        llvm::checkedAdd<int64_t>(shape[*axis], type.getDimSize(*axis));
+    if (!sum)
+      return errors.fail("the concatenated dimension overflows 64 bits");
+    shape[*axis] = *sum;
+  }
+  auto result = RankedTensorType::get(shape, first.getElementType());
+  if (!isFluidTensor(result))
+    return errors.fail("the result ", result, " is too large");
+  inferred.push_back(result);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and loss
+//===----------------------------------------------------------------------===//
+
+template <typename SoftmaxOp> static LogicalResult verifySoftmax(SoftmaxOp op) {
+  ShapeErrors errors(op.getLoc(), op.getOperationName());
+  return errors.axis(op.getAxis(), op.getInput().getType().getRank(), "axis");
+}
+
+LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
+
+LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor rawAdaptor,
+    SmallVectorImpl<Type> &inferred) {
+  Properties defaults;
+  Adaptor adaptor =
+      withDefaults<SoftmaxCrossEntropyOp>(context, rawAdaptor, defaults);
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> logits =
+      errors.tensor(adaptor.getLogits(), "logits");
+  if (failed(logits) ||
+      failed(errors.expectRank(*logits, "logits", {2}, " ([batch, classes])")))
+    return failure();
+  Type labelsType = adaptor.getLabels().getType();
+  if (!isIntTensor(labelsType))
+    return errors.fail("labels must be a tensor of i32 or i64 class indices, "
+                       "got ",
+                       labelsType);
+  auto labels = cast<RankedTensorType>(labelsType);
+  if (failed(errors.expectRank(labels, "labels", {1}, " ([batch])")))
+    return failure();
+  int64_t batch = logits->getDimSize(0);
+  if (labels.getDimSize(0) != batch)
+    return errors.fail("labels have batch size ", labels.getDimSize(0),
+                       " but logits have batch size ", batch);
+  if (logits->getDimSize(1) < 1)
+    return errors.fail("logits must have at least one class");
+  SmallVector<int64_t> shape;
+  if (adaptor.getReduction() == Reduction::None)
+    shape.push_back(batch);
+  inferred.push_back(RankedTensorType::get(shape, logits->getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferReduce(StringRef opName, std::optional<Location> loc,
+                                 Value inputValue,
+                                 std::optional<ArrayRef<int64_t>> axes,
+                                 bool keepDims,
+                                 SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, opName);
+  FailureOr<RankedTensorType> input = errors.tensor(inputValue, "input");
+  if (failed(input))
+    return failure();
+  int64_t rank = input->getRank();
+  llvm::SmallBitVector reduced(rank, !axes.has_value());
+  if (axes) {
+    for (int64_t axis : *axes) {
+      FailureOr<int64_t> normalized = errors.axis(axis, rank, "axes");
+      if (failed(normalized))
+        return failure();
+      if (reduced.test(*normalized))
+        return errors.fail("'axes' names dimension ", *normalized, " twice");
+      reduced.set(*normalized);
+    }
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!reduced.test(d))
+      shape.push_back(input->getDimSize(d));
+    else if (keepDims)
+      shape.push_back(1);
+  }
+  inferred.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+LogicalResult MeanOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  return inferReduce(getOperationName(), loc, adaptor.getInput(),
+                     adaptor.getAxes(), adaptor.getKeepDims(), inferred);
+}
+
+LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  return inferReduce(getOperationName(), loc, adaptor.getInput(),
+                     adaptor.getAxes(), adaptor.getKeepDims(), inferred);
+}
+
+#define GET_OP_CLASSES
+#include "fluid/Dialect/Fluid/IR/FluidOps.cpp.inc"

@@ -1,0 +1,32 @@
+# -*- Python -*-
+# The lit configuration of Fluid's regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "Fluid"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".py", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.fluid_obj_root, "test")
+
+# Helper modules and inputs that are not tests themselves.
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "lib", "Inputs", "CMakeLists.txt"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(
+    ("%fluid_runtime_lib", os.path.join(config.fluid_lib_dir, "libfluid_runtime.so")))
+config.substitutions.append(("%fluid_src_root", config.fluid_src_root))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.fluid_tools_dir, append_path=True)
+
+tools = ["fluid-opt"]
+llvm_config.add_tool_substitutions(tools, [config.fluid_tools_dir])
+
+if config.fluid_have_cuda:
+    config.available_features.add("cuda-build")
