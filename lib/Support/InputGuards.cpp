@@ -3,7 +3,6 @@
 #include "fluid/Support/InputGuards.h"
 
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -50,20 +49,31 @@ std::optional<size_t> mlir::fluid::findExcessiveNesting(llvm::StringRef text,
   return std::nullopt;
 }
 
-LogicalResult mlir::fluid::checkInputNesting(const llvm::MemoryBuffer &input) {
-  std::optional<size_t> offset = findExcessiveNesting(input.getBuffer());
-  if (!offset)
-    return success();
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBuffer(input.getMemBufferRef(),
-                                       /*RequiresNullTerminator=*/false),
-      llvm::SMLoc());
-  sourceMgr.PrintMessage(
-      llvm::errs(),
-      llvm::SMLoc::getFromPointer(input.getBufferStart() + *offset),
-      llvm::SourceMgr::DK_Error,
-      "input nests brackets more than " + llvm::Twine(kMaxInputNesting) +
-          " levels deep; refusing to parse it");
+/// Prints "NAME:LINE:COL: error: MESSAGE" for byte `offset` of `input`,
+/// without echoing the source line, which may be megabytes long.
+static LogicalResult reportAt(const llvm::MemoryBuffer &input, size_t offset,
+                              const llvm::Twine &message) {
+  llvm::StringRef before = input.getBuffer().take_front(offset);
+  size_t line = before.count('\n') + 1;
+  size_t lineStart = before.rfind('\n');
+  size_t column =
+      lineStart == llvm::StringRef::npos ? offset + 1 : offset - lineStart;
+  llvm::errs() << input.getBufferIdentifier() << ":" << line << ":" << column
+               << ": error: " << message << "\n";
   return failure();
+}
+
+LogicalResult mlir::fluid::checkTextInput(const llvm::MemoryBuffer &input) {
+  llvm::StringRef text = input.getBuffer();
+  size_t nul = text.find('\0');
+  if (nul != llvm::StringRef::npos)
+    return reportAt(input, nul,
+                    "input contains a NUL byte; expected MLIR text, not a "
+                    "binary file");
+  if (std::optional<size_t> offset = findExcessiveNesting(text))
+    return reportAt(input, *offset,
+                    "input nests brackets more than " +
+                        llvm::Twine(kMaxInputNesting) +
+                        " levels deep; refusing to parse it");
+  return success();
 }

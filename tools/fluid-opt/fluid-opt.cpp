@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "fluid-opt: " << errorMessage << "\n";
     return EXIT_FAILURE;
   }
-  if (failed(fluid::checkInputNesting(*input)))
+  if (failed(fluid::checkTextInput(*input)))
     return EXIT_FAILURE;
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);

@@ -22,9 +22,11 @@ constexpr unsigned kMaxInputNesting = 256;
 std::optional<size_t> findExcessiveNesting(llvm::StringRef text,
                                            unsigned limit = kMaxInputNesting);
 
-/// Reports "FILE:LINE:COL: error: ..." on standard error if `input` nests
-/// too deeply to be parsed safely.
-LogicalResult checkInputNesting(const llvm::MemoryBuffer &input);
+/// Checks textual IR before MLIR's parser sees it: reports
+/// "FILE:LINE:COL: error: ..." on standard error and fails if `input`
+/// contains a NUL byte (a binary file; the lexer would skip it silently) or
+/// nests too deeply to be parsed safely.
+LogicalResult checkTextInput(const llvm::MemoryBuffer &input);
 
 } // namespace mlir::fluid
 

@@ -101,14 +101,20 @@ private:
   StringRef opName;
 };
 
-/// Output extent of a sliding window along one dimension (PyTorch's rule):
-/// floor or ceil of (in + padBefore + padAfter - dilation*(kernel-1) - 1) /
-/// stride, plus one; in ceil mode a last window that would start inside the
-/// trailing padding is dropped.
+/// Output extent of a sliding window along one dimension, by PyTorch's rule
+/// (see below), so that shapes agree with PyTorch's in both rounding modes.
 FailureOr<int64_t> windowOutputSize(const ShapeErrors &errors, StringRef dim,
                                     int64_t in, int64_t kernel, int64_t stride,
                                     int64_t padBefore, int64_t padAfter,
                                     int64_t dilation, bool ceilMode) {
+  if (in < 1) {
+    (void)errors.fail("input ", dim, " must be >= 1, got ", in);
+    return failure();
+  }
+  if (kernel < 1) {
+    (void)errors.fail("window ", dim, " must be >= 1, got ", kernel);
+    return failure();
+  }
   std::optional<int64_t> padded = llvm::checkedAdd<int64_t>(in, padBefore);
   if (padded)
     padded = llvm::checkedAdd<int64_t>(*padded, padAfter);
@@ -120,17 +126,31 @@ FailureOr<int64_t> windowOutputSize(const ShapeErrors &errors, StringRef dim,
     (void)errors.fail("window arithmetic along ", dim, " overflows 64 bits");
     return failure();
   }
-  if (*extent > *padded) {
+  // PyTorch's rule: floor((padded - extent + (ceil ? stride - 1 : 0)) /
+  // stride) + 1; in ceil mode a window may overhang the padded input as
+  // long as it starts inside it.
+  std::optional<int64_t> numerator = *padded - *extent;
+  if (ceilMode)
+    numerator = llvm::checkedAdd<int64_t>(*numerator, stride - 1);
+  if (!numerator) {
+    (void)errors.fail("window arithmetic along ", dim, " overflows 64 bits");
+    return failure();
+  }
+  int64_t steps = *numerator >= 0 ? *numerator / stride
+                                  : -((-*numerator + stride - 1) / stride);
+  // A last window that would start inside the trailing padding is dropped.
+  // steps * stride can only overflow when it is far past the input.
+  if (ceilMode && steps > 0) {
+    std::optional<int64_t> start = llvm::checkedMul<int64_t>(steps, stride);
+    if (!start || *start >= in + padBefore)
+      --steps;
+  }
+  if (steps < 0) {
     (void)errors.fail("window extent ", *extent, " along ", dim,
                       " exceeds the padded input size ", *padded);
     return failure();
   }
-  int64_t span = *padded - *extent;
-  int64_t steps = ceilMode ? (span + stride - 1) / stride : span / stride;
-  int64_t out = steps + 1;
-  if (ceilMode && (out - 1) * stride >= in + padBefore)
-    --out;
-  return out;
+  return steps + 1;
 }
 
 /// NumPy broadcasting of two shapes, or a failure naming the first
@@ -156,14 +176,24 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(const ShapeErrors &errors,
 }
 
 /// Parsing with inferred result types and building both call shape rules
-/// before an op's default-valued attributes are filled in; this adaptor
-/// sees them filled in, so each default is written once, in ODS. (None of
-/// these ops has regions.)
+/// before the op's properties are complete: while parsing, the attributes
+/// are still a dictionary, and default-valued ones are not filled in yet.
+/// This adaptor sees complete properties, so each default is written once,
+/// in ODS. (None of these ops has regions.)
 template <typename OpT>
 typename OpT::Adaptor withDefaults(MLIRContext *context,
                                    typename OpT::Adaptor adaptor,
                                    typename OpT::Properties &storage) {
   storage = adaptor.getProperties();
+  DictionaryAttr attrs = adaptor.getAttributes();
+  if (attrs && storage == typename OpT::Properties()) {
+    // Parsing: the attributes are only in the dictionary. A malformed one
+    // is reported by the op's own verifier; here it takes its default.
+    typename OpT::Properties fromAttrs;
+    if (succeeded(OpT::setPropertiesFromAttr(
+            fromAttrs, attrs, [&] { return InFlightDiagnostic(); })))
+      storage = fromAttrs;
+  }
   OpT::populateDefaultProperties(
       OperationName(OpT::getOperationName(), context), storage);
   return typename OpT::Adaptor(adaptor.getOperands(), adaptor.getAttributes(),
