@@ -1,0 +1,78 @@
+//===- SlidingWindow.cpp - Geometry of convolution and pooling windows ----===//
+
+#include "SlidingWindow.h"
+#include "TensorChecks.h"
+
+#include <algorithm>
+
+using namespace fluid::rt;
+using namespace fluid::rt::cpu;
+
+/// a / b rounded up, for a >= 0 and b > 0.
+static int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+void WindowAxis::outputsReadingInput(int64_t k, int64_t &begin,
+                                     int64_t &end) const {
+  int64_t offset = k * dilation - padBefore;
+  begin = offset >= 0 ? 0 : ceilDiv(-offset, stride);
+  end = extent - offset <= 0 ? 0 : ceilDiv(extent - offset, stride);
+  end = std::min(end, outSize);
+  begin = std::min(begin, end);
+}
+
+void WindowAxis::tapsReadingInput(int64_t o, int64_t &begin,
+                                  int64_t &end) const {
+  int64_t start = o * stride - padBefore;
+  begin = start >= 0 ? 0 : ceilDiv(-start, dilation);
+  end = start >= extent ? 0 : ceilDiv(extent - start, dilation);
+  end = std::min(end, kernel);
+  begin = std::min(begin, end);
+}
+
+WindowAxis cpu::makeWindowAxis(const std::string &axisName, int64_t extent,
+                               int64_t padBefore, int64_t padAfter,
+                               int64_t kernel, int64_t stride, int64_t dilation,
+                               bool ceilMode) {
+  if (kernel < 1)
+    fail("kernel " + axisName + " must be >= 1, got " + std::to_string(kernel));
+  if (stride < 1)
+    fail("stride along " + axisName + " must be >= 1, got " +
+         std::to_string(stride));
+  if (dilation < 1)
+    fail("dilation along " + axisName + " must be >= 1, got " +
+         std::to_string(dilation));
+  if (padBefore < 0 || padAfter < 0)
+    fail("padding along " + axisName + " must be >= 0, got " +
+         std::to_string(padBefore) + " and " + std::to_string(padAfter));
+
+  int64_t padded =
+      checkedAdd(checkedAdd(extent, padBefore, "padded " + axisName), padAfter,
+                 "padded " + axisName);
+  int64_t span =
+      checkedAdd(checkedMul(dilation, kernel - 1, "window " + axisName), 1,
+                 "window " + axisName);
+  if (span > padded)
+    fail("window " + axisName + " " + std::to_string(span) +
+         " exceeds the padded input " + axisName + " " +
+         std::to_string(padded));
+  int64_t room = padded - span;
+  int64_t steps = ceilMode ? ceilDiv(room, stride) : room / stride;
+  // Like PyTorch, drop a last window that starts in the trailing padding:
+  // steps * stride >= extent + padBefore, tested without a product that
+  // could overflow.
+  if (ceilMode && steps > 0 && steps > (extent + padBefore - 1) / stride)
+    --steps;
+  return WindowAxis{extent, padBefore, padAfter, kernel,
+                    stride, dilation,  steps + 1};
+}
+
+void cpu::requireWindowsTouchInput(const WindowAxis &axis,
+                                   const std::string &axisName) {
+  for (int64_t o = 0; o < axis.outSize; ++o) {
+    int64_t begin, end;
+    axis.tapsReadingInput(o, begin, end);
+    if (begin == end)
+      fail("the window of output " + axisName + " index " + std::to_string(o) +
+           " covers only padding (padding too large for the kernel)");
+  }
+}

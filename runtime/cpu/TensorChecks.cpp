@@ -1,0 +1,117 @@
+//===- TensorChecks.cpp - Descriptor validation for the cpu kernels -------===//
+
+#include "TensorChecks.h"
+
+using namespace fluid::rt;
+using namespace fluid::rt::cpu;
+
+std::string cpu::formatShape(const Shape &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      text += ",";
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+std::string cpu::dtypeName(int32_t dtype) {
+  switch (dtype) {
+  case FLUID_F32:
+    return "f32";
+  case FLUID_F64:
+    return "f64";
+  case FLUID_I32:
+    return "i32";
+  case FLUID_I64:
+    return "i64";
+  case FLUID_F16:
+    return "f16";
+  case FLUID_BF16:
+    return "bf16";
+  case FLUID_U8:
+    return "u8";
+  default:
+    return "dtype " + std::to_string(dtype);
+  }
+}
+
+int64_t cpu::checkedMul(int64_t a, int64_t b, const std::string &what) {
+  int64_t product;
+  if (__builtin_mul_overflow(a, b, &product))
+    fail(what + " overflows int64 (" + std::to_string(a) + " * " +
+         std::to_string(b) + ")");
+  return product;
+}
+
+int64_t cpu::checkedAdd(int64_t a, int64_t b, const std::string &what) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum))
+    fail(what + " overflows int64 (" + std::to_string(a) + " + " +
+         std::to_string(b) + ")");
+  return sum;
+}
+
+CheckedTensor cpu::checkTensor(const fluid_tensor *desc,
+                               const std::string &name) {
+  if (!desc)
+    fail(name + " descriptor is null");
+  if (desc->rank < 0 || desc->rank > FLUID_MAX_RANK)
+    fail(name + " has rank " + std::to_string(desc->rank) + ", outside [0, " +
+         std::to_string(FLUID_MAX_RANK) + "]");
+  int64_t elementSize = fluid_dtype_size(desc->dtype);
+  if (elementSize == 0)
+    fail(name + " has unknown " + dtypeName(desc->dtype));
+
+  Shape shape(desc->shape, desc->shape + desc->rank);
+  for (int64_t size : shape)
+    if (size < 0)
+      fail(name + " shape " + formatShape(shape) + " has a negative dimension");
+  // Bounding the byte size of the non-zero dimensions keeps every partial
+  // product of the shape (strides, offsets, sizes in bytes) in range, even
+  // for a tensor with no elements.
+  int64_t nonZeroProduct = 1;
+  bool empty = false;
+  for (int64_t size : shape) {
+    if (size == 0)
+      empty = true;
+    else
+      nonZeroProduct = checkedMul(nonZeroProduct, size,
+                                  name + " shape " + formatShape(shape));
+  }
+  checkedMul(nonZeroProduct, elementSize, name + " size in bytes");
+  int64_t numel = empty ? 0 : nonZeroProduct;
+  if (numel > 0 && !desc->data)
+    fail(name + " data is null");
+  return CheckedTensor{desc, name, std::move(shape), numel};
+}
+
+void cpu::requireRank(const CheckedTensor &t, int64_t rank) {
+  if (t.rank() != rank)
+    fail(t.name + " must have rank " + std::to_string(rank) + ", got shape " +
+         formatShape(t.shape));
+}
+
+void cpu::requireDtype(const CheckedTensor &t, const CheckedTensor &reference) {
+  if (t.dtype() != reference.dtype())
+    fail(t.name + " has dtype " + dtypeName(t.dtype()) + " but " +
+         reference.name + " has " + dtypeName(reference.dtype()));
+}
+
+void cpu::requireShape(const CheckedTensor &t, const Shape &expected) {
+  if (t.shape != expected)
+    fail(t.name + " shape " + formatShape(t.shape) +
+         " does not match expected " + formatShape(expected));
+}
+
+void cpu::requireFloat(const CheckedTensor &t) {
+  if (t.dtype() != FLUID_F32 && t.dtype() != FLUID_F64)
+    throw Error(FLUID_ERROR_UNSUPPORTED,
+                t.name + " has dtype " + dtypeName(t.dtype()) +
+                    "; the cpu kernels support f32 and f64");
+}
+
+void cpu::requireParams(const void *params) {
+  if (!params)
+    fail("params is null");
+}

@@ -1,0 +1,100 @@
+//===- TensorChecks.h - Descriptor validation for the cpu kernels ---------===//
+//
+// Every cpu kernel validates its descriptors before touching any data, with
+// these helpers, so that a bad call from emitted code or a test harness ends
+// in an error message that names the tensor and the problem.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLUID_RUNTIME_CPU_TENSORCHECKS_H
+#define FLUID_RUNTIME_CPU_TENSORCHECKS_H
+
+#include "fluid/runtime/Error.h"
+#include "fluid/runtime/Tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fluid::rt::cpu {
+
+using Shape = std::vector<int64_t>;
+
+/// "[2,8,4,4]" ("[]" for rank 0).
+std::string formatShape(const Shape &shape);
+
+/// "f32", "i64", ...; "dtype <n>" for an unknown value.
+std::string dtypeName(int32_t dtype);
+
+/// a * b and a + b, failing with a message naming `what` on int64 overflow.
+int64_t checkedMul(int64_t a, int64_t b, const std::string &what);
+int64_t checkedAdd(int64_t a, int64_t b, const std::string &what);
+
+/// A descriptor that passed checkTensor, with its name for messages.
+struct CheckedTensor {
+  const fluid_tensor *desc;
+  std::string name;
+  Shape shape;
+  int64_t numel;
+
+  int32_t dtype() const { return desc->dtype; }
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  int64_t dim(int64_t i) const { return shape[i]; }
+  template <typename T> T *data() const { return static_cast<T *>(desc->data); }
+};
+
+/// Checks that `desc` is a usable descriptor: non-null, rank in
+/// [0, FLUID_MAX_RANK], a known dtype, non-negative dimensions whose
+/// non-zero ones make a byte size that fits in int64, and non-null data
+/// unless it has no elements.
+CheckedTensor checkTensor(const fluid_tensor *desc, const std::string &name);
+
+/// Fails unless `t` has rank `rank`.
+void requireRank(const CheckedTensor &t, int64_t rank);
+
+/// Fails unless `t` has dtype `dtype`, the dtype of `reference`.
+void requireDtype(const CheckedTensor &t, const CheckedTensor &reference);
+
+/// Fails with "<name> shape [..] does not match expected [..]".
+void requireShape(const CheckedTensor &t, const Shape &expected);
+
+/// Fails (as unsupported) unless `t` is f32 or f64.
+void requireFloat(const CheckedTensor &t);
+
+/// Fails unless the parameter struct pointer is non-null.
+void requireParams(const void *params);
+
+/// Calls `body(T{})` with T the C++ type of the float dtype `dtype`
+/// (already checked by requireFloat).
+template <typename Fn> void dispatchFloat(int32_t dtype, Fn &&body) {
+  if (dtype == FLUID_F32)
+    body(float{});
+  else
+    body(double{});
+}
+
+/// Calls `visit(index)` for every index over the leading rank-1 dimensions
+/// of `shape`, in row-major order, leaving the last dimension to the
+/// caller's inner loop; once for rank 0 and 1; never for an empty shape.
+template <typename Fn> void forEachRow(const Shape &shape, Fn &&visit) {
+  for (int64_t size : shape)
+    if (size == 0)
+      return;
+  size_t leading = shape.empty() ? 0 : shape.size() - 1;
+  Shape index(leading, 0);
+  for (;;) {
+    visit(index);
+    size_t d = leading;
+    for (; d > 0; --d) {
+      if (++index[d - 1] < shape[d - 1])
+        break;
+      index[d - 1] = 0;
+    }
+    if (d == 0)
+      return;
+  }
+}
+
+} // namespace fluid::rt::cpu
+
+#endif // FLUID_RUNTIME_CPU_TENSORCHECKS_H

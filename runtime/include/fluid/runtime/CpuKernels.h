@@ -1,0 +1,234 @@
+//===- CpuKernels.h - Forward kernels of the cpu reference backend --------===//
+//
+// One entry point per op of the fluid dialect, called by emitted host code,
+// the tensor-level interpreter and the tests. The caller allocates every
+// output with the shape the compiler computed; each kernel checks every
+// descriptor (dtype, rank, shapes against the op's shape rule and the given
+// output shape, non-null data, no overflow in shape arithmetic) and returns a
+// non-OK status with a message naming the problem (see fluid_last_error())
+// instead of reading or writing out of bounds. An output is written only
+// when every check has passed.
+//
+// Floating-point tensors are FLUID_F32 or FLUID_F64, one dtype per call;
+// the layout is NCHW, dense and row-major. Outputs must not overlap inputs
+// unless an entry point says otherwise.
+//
+// The parameter structs and argument lists are backend-neutral: the cuda
+// backend mirrors every fluid_cpu_<op> as fluid_cuda_<op> with the same
+// arguments (plus its context).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLUID_RUNTIME_CPUKERNELS_H
+#define FLUID_RUNTIME_CPUKERNELS_H
+
+#include "fluid/runtime/Tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//===----------------------------------------------------------------------===//
+// Parameters (shared by every backend)
+//===----------------------------------------------------------------------===//
+
+/// Attributes of conv2d. Padding is zero padding.
+typedef struct fluid_conv2d_params {
+  int64_t strides[2];  /* [sh, sw], each >= 1 */
+  int64_t padding[4];  /* [top, left, bottom, right], each >= 0 */
+  int64_t dilation[2]; /* [dh, dw], each >= 1 */
+  int64_t groups;      /* >= 1, divides the input and output channels */
+} fluid_conv2d_params;
+
+/// Attributes of max_pool2d. Padded cells never win; every window must
+/// cover at least one input cell.
+typedef struct fluid_max_pool2d_params {
+  int64_t kernel[2];   /* [kh, kw], each >= 1 */
+  int64_t strides[2];  /* [sh, sw], each >= 1 */
+  int64_t padding[4];  /* [top, left, bottom, right], each >= 0 */
+  int64_t dilation[2]; /* [dh, dw], each >= 1 */
+  int32_t ceil_mode;   /* 0 or 1 */
+} fluid_max_pool2d_params;
+
+/// Attributes of avg_pool2d. The divisor counts the window cells inside the
+/// padded extent with count_include_pad, inside the input without it.
+typedef struct fluid_avg_pool2d_params {
+  int64_t kernel[2];         /* [kh, kw], each >= 1 */
+  int64_t strides[2];        /* [sh, sw], each >= 1 */
+  int64_t padding[4];        /* [top, left, bottom, right], each >= 0 */
+  int32_t ceil_mode;         /* 0 or 1 */
+  int32_t count_include_pad; /* 0 or 1 */
+} fluid_avg_pool2d_params;
+
+/// Attributes of batch_norm in training mode.
+typedef struct fluid_batch_norm_params {
+  double epsilon;  /* >= 0, added to the biased batch variance */
+  double momentum; /* weight of the batch statistics in the running ones */
+} fluid_batch_norm_params;
+
+/// Attributes of matmul: whether lhs is given as [K,M] and rhs as [N,K].
+typedef struct fluid_matmul_params {
+  int32_t transpose_lhs; /* 0 or 1 */
+  int32_t transpose_rhs; /* 0 or 1 */
+} fluid_matmul_params;
+
+/// Attributes of mean and reduce_sum.
+typedef struct fluid_reduce_params {
+  int64_t axes[FLUID_MAX_RANK]; /* distinct, each in [0, rank) */
+  int32_t num_axes;             /* entries used in axes; 0 reduces all */
+  int32_t keep_dims;            /* 0 or 1: reduced axes kept with size 1 */
+} fluid_reduce_params;
+
+/// How softmax_cross_entropy combines the per-row losses. The numeric
+/// values are part of the ABI.
+typedef enum fluid_loss_reduction {
+  FLUID_REDUCTION_MEAN = 0, /* output rank 0 */
+  FLUID_REDUCTION_SUM = 1,  /* output rank 0 */
+  FLUID_REDUCTION_NONE = 2, /* output [N] */
+} fluid_loss_reduction;
+
+//===----------------------------------------------------------------------===//
+// Convolution and normalization
+//===----------------------------------------------------------------------===//
+
+/// input [N,C,H,W], filter [O,C/groups,KH,KW], bias [O] or NULL,
+/// output [N,O,OH,OW] with OH = (H + top + bottom - dh*(KH-1) - 1)/sh + 1
+/// (rounded down), and the same for OW.
+fluid_status fluid_cpu_conv2d(const fluid_tensor *input,
+                              const fluid_tensor *filter,
+                              const fluid_tensor *bias, fluid_tensor *output,
+                              const fluid_conv2d_params *params);
+
+/// Batch normalization in training mode over input [N,C,H,W] or [N,C],
+/// per channel, with count = N*H*W >= 2 values per channel. scale, shift,
+/// running_mean, running_var and every output but `output` are [C].
+/// saved_mean is the batch mean, saved_inv_std = 1/sqrt(biased batch
+/// variance + epsilon); new_running_mean = (1-momentum)*running_mean +
+/// momentum*batch_mean, and new_running_var the same with the unbiased batch
+/// variance. new_running_mean and new_running_var may be the same buffers as
+/// running_mean and running_var (updated in place).
+fluid_status fluid_cpu_batch_norm(
+    const fluid_tensor *input, const fluid_tensor *scale,
+    const fluid_tensor *shift, const fluid_tensor *running_mean,
+    const fluid_tensor *running_var, fluid_tensor *output,
+    fluid_tensor *saved_mean, fluid_tensor *saved_inv_std,
+    fluid_tensor *new_running_mean, fluid_tensor *new_running_var,
+    const fluid_batch_norm_params *params);
+
+/// Batch normalization with given statistics: output = (input - mean) /
+/// sqrt(var + epsilon) * scale + shift, input [N,C,H,W] or [N,C], the
+/// others [C].
+fluid_status fluid_cpu_batch_norm_inference(
+    const fluid_tensor *input, const fluid_tensor *scale,
+    const fluid_tensor *shift, const fluid_tensor *mean,
+    const fluid_tensor *var, fluid_tensor *output, double epsilon);
+
+//===----------------------------------------------------------------------===//
+// Elementwise (output may be the same buffer as an input of its shape)
+//===----------------------------------------------------------------------===//
+
+fluid_status fluid_cpu_relu(const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cpu_sigmoid(const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cpu_tanh(const fluid_tensor *input, fluid_tensor *output);
+
+/// Binary ops with NumPy broadcasting: shapes aligned from the right, each
+/// dimension equal or 1 (a rank-0 operand broadcasts everywhere); output has
+/// the broadcast shape.
+fluid_status fluid_cpu_add(const fluid_tensor *lhs, const fluid_tensor *rhs,
+                           fluid_tensor *output);
+fluid_status fluid_cpu_sub(const fluid_tensor *lhs, const fluid_tensor *rhs,
+                           fluid_tensor *output);
+fluid_status fluid_cpu_mul(const fluid_tensor *lhs, const fluid_tensor *rhs,
+                           fluid_tensor *output);
+fluid_status fluid_cpu_div(const fluid_tensor *lhs, const fluid_tensor *rhs,
+                           fluid_tensor *output);
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// input [N,C,H,W] -> output [N,C,OH,OW] with OH = (H + top + bottom -
+/// dh*(kh-1) - 1)/sh + 1, rounded up with ceil_mode, in which case a last
+/// window starting at or after H + top is dropped (as PyTorch does).
+fluid_status fluid_cpu_max_pool2d(const fluid_tensor *input,
+                                  fluid_tensor *output,
+                                  const fluid_max_pool2d_params *params);
+
+/// Output size as for max_pool2d with dilation 1.
+fluid_status fluid_cpu_avg_pool2d(const fluid_tensor *input,
+                                  fluid_tensor *output,
+                                  const fluid_avg_pool2d_params *params);
+
+/// input [N,C,H,W] -> output [N,C,1,1], the mean over H and W.
+fluid_status fluid_cpu_global_avg_pool(const fluid_tensor *input,
+                                       fluid_tensor *output);
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+/// lhs [M,K] ([K,M] with transpose_lhs), rhs [K,N] ([N,K] with
+/// transpose_rhs) -> output [M,N]; or all three rank 3 with an equal
+/// leading batch dimension.
+fluid_status fluid_cpu_matmul(const fluid_tensor *lhs, const fluid_tensor *rhs,
+                              fluid_tensor *output,
+                              const fluid_matmul_params *params);
+
+/// input [N,in], weight [out,in], bias [out] or NULL -> output [N,out],
+/// output = input * weight^T + bias.
+fluid_status fluid_cpu_linear(const fluid_tensor *input,
+                              const fluid_tensor *weight,
+                              const fluid_tensor *bias, fluid_tensor *output);
+
+//===----------------------------------------------------------------------===//
+// Data movement (any dtype)
+//===----------------------------------------------------------------------===//
+
+/// Copies the data into an output of any shape with the same element count
+/// (reshape and flatten). output may be the same buffer as input.
+fluid_status fluid_cpu_reshape(const fluid_tensor *input, fluid_tensor *output);
+
+/// Concatenates inputs[0..num_inputs) (num_inputs >= 1, same dtype and
+/// rank, equal shapes except along axis) along axis in [0, rank).
+fluid_status fluid_cpu_concat(const fluid_tensor *inputs, int64_t num_inputs,
+                              fluid_tensor *output, int64_t axis);
+
+//===----------------------------------------------------------------------===//
+// Softmax and loss
+//===----------------------------------------------------------------------===//
+
+/// Softmax of input along axis in [0, rank); output has input's shape.
+fluid_status fluid_cpu_softmax(const fluid_tensor *input, fluid_tensor *output,
+                               int64_t axis);
+
+/// Log of the softmax along axis in [0, rank); output has input's shape.
+fluid_status fluid_cpu_log_softmax(const fluid_tensor *input,
+                                   fluid_tensor *output, int64_t axis);
+
+/// logits [N,C], labels [N] (FLUID_I64 or FLUID_I32, each in [0, C)),
+/// reduction a fluid_loss_reduction. Per row, loss = logsumexp(logits) -
+/// logits[label]; output is rank 0 (mean or sum over rows) or [N] (none).
+fluid_status fluid_cpu_softmax_cross_entropy(const fluid_tensor *logits,
+                                             const fluid_tensor *labels,
+                                             fluid_tensor *output,
+                                             int32_t reduction);
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// Mean over params->axes; output drops the reduced axes, or keeps them with
+/// size 1 with keep_dims.
+fluid_status fluid_cpu_mean(const fluid_tensor *input, fluid_tensor *output,
+                            const fluid_reduce_params *params);
+
+/// Sum over params->axes; output shape as for fluid_cpu_mean.
+fluid_status fluid_cpu_reduce_sum(const fluid_tensor *input,
+                                  fluid_tensor *output,
+                                  const fluid_reduce_params *params);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // FLUID_RUNTIME_CPUKERNELS_H
