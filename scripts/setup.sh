@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what Fluid needs on Debian 12 (run as root, or with sudo present):
+# the build tools, MLIR/LLVM 22, and Debian's PyTorch (the tests' oracle).
+# Quiet and idempotent: when everything is installed it runs apt not at all.
+# CUDA is optional: when /usr/local/cuda exists the cuda backend is built.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache git python3 python3-numpy
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  python3-torch python3-torchvision
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  sudo="sudo"
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
