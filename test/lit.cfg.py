@@ -2,6 +2,8 @@
 # The lit configuration of Fluid's regression tests.
 
 import os
+import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -26,7 +28,14 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.fluid_tools_dir, append_path=True)
 
 tools = ["fluid-opt"]
+if config.fluid_have_cuda:
+    tools.append("fluid-gpu-info")
 llvm_config.add_tool_substitutions(tools, [config.fluid_tools_dir])
 
+# "cuda-build": the cuda backend was compiled. "gpu": a GPU is visible, so
+# CUDA code can run (never on CI).
 if config.fluid_have_cuda:
     config.available_features.add("cuda-build")
+if shutil.which("nvidia-smi") and subprocess.run(
+        ["nvidia-smi", "-L"], capture_output=True).returncode == 0:
+    config.available_features.add("gpu")
