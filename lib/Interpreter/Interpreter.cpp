@@ -1,0 +1,347 @@
+//===- Interpreter.cpp - Run fluid functions on the cpu backend -----------===//
+
+#include "fluid/Interpreter/Interpreter.h"
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/runtime/CpuKernels.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+namespace {
+
+/// Runs one function: the values computed so far, and the ops' kernels.
+class FunctionRun {
+public:
+  FunctionRun(ParamStore &params) : params(params) {}
+
+  FailureOr<SmallVector<HostTensor>> run(func::FuncOp func,
+                                         ArrayRef<HostTensor> args);
+
+private:
+  LogicalResult execute(Operation *op);
+
+  /// The value of `v` as a runtime descriptor (valid while `v` is live).
+  fluid_tensor in(Value v) { return values.lookup(v).descriptor(); }
+  /// Allocates the value of result `v`; fails with a diagnostic.
+  FailureOr<HostTensor> allocate(Value v);
+  /// Allocates every result of `op` and returns their descriptors.
+  FailureOr<SmallVector<fluid_tensor>> allocateResults(Operation *op);
+  /// Turns a runtime status into a diagnostic at `op`.
+  LogicalResult check(Operation *op, fluid_status status);
+
+  LogicalResult constant(ConstantOp op);
+
+  ParamStore &params;
+  DenseMap<Value, HostTensor> values;
+  SmallVector<HostTensor> results;
+};
+
+FailureOr<HostTensor> FunctionRun::allocate(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  Operation *op = v.getDefiningOp();
+  if (!type)
+    return op->emitError() << "the interpreter cannot hold a value of type "
+                           << v.getType();
+  llvm::Expected<HostTensor> tensor = HostTensor::allocate(
+      type, "result #" + std::to_string(cast<OpResult>(v).getResultNumber()));
+  if (!tensor)
+    return op->emitError() << llvm::toString(tensor.takeError());
+  values[v] = *tensor;
+  return *tensor;
+}
+
+FailureOr<SmallVector<fluid_tensor>>
+FunctionRun::allocateResults(Operation *op) {
+  SmallVector<fluid_tensor> descriptors;
+  for (Value result : op->getResults()) {
+    FailureOr<HostTensor> tensor = allocate(result);
+    if (failed(tensor))
+      return failure();
+    descriptors.push_back(tensor->descriptor());
+  }
+  return descriptors;
+}
+
+LogicalResult FunctionRun::check(Operation *op, fluid_status status) {
+  if (status == FLUID_OK)
+    return success();
+  return op->emitError() << "cpu kernel failed: " << fluid_last_error();
+}
+
+/// Copies the elements of a dense constant into `tensor`.
+template <typename T>
+static void copyElements(DenseElementsAttr attr, const HostTensor &tensor) {
+  T *out = tensor.dataAs<T>();
+  for (auto [i, value] : llvm::enumerate(attr.getValues<T>()))
+    out[i] = value;
+}
+
+LogicalResult FunctionRun::constant(ConstantOp op) {
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return op.emitError() << "the interpreter supports only dense constants";
+  FailureOr<HostTensor> tensor = allocate(op.getResult());
+  if (failed(tensor))
+    return failure();
+  switch (tensor->getDType()) {
+  case FLUID_F32:
+    copyElements<float>(dense, *tensor);
+    return success();
+  case FLUID_F64:
+    copyElements<double>(dense, *tensor);
+    return success();
+  case FLUID_I32:
+    copyElements<int32_t>(dense, *tensor);
+    return success();
+  case FLUID_I64:
+    copyElements<int64_t>(dense, *tensor);
+    return success();
+  default:
+    return op.emitError() << "the interpreter has no "
+                          << getDTypeName(tensor->getDType()) << " constants";
+  }
+}
+
+/// Reduce parameters with axes made non-negative.
+static fluid_reduce_params reduceParams(std::optional<ArrayRef<int64_t>> axes,
+                                        bool keepDims, int64_t rank) {
+  fluid_reduce_params p = {};
+  p.keep_dims = keepDims;
+  if (axes) {
+    for (int64_t axis : *axes)
+      p.axes[p.num_axes++] = axis < 0 ? axis + rank : axis;
+  }
+  return p;
+}
+
+static int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+template <size_t N>
+static void copyArray(int64_t (&to)[N], ArrayRef<int64_t> from) {
+  std::copy_n(from.begin(), N, to);
+}
+
+LogicalResult FunctionRun::execute(Operation *op) {
+  // Ops that produce no new memory.
+  if (auto get = dyn_cast<GetParamOp>(op)) {
+    HostTensor value = params.lookup(get.getName());
+    if (value.isNull() || !value.matches(get.getType()))
+      return op->emitError() << "parameter @" << get.getName()
+                             << " has no value of type " << get.getType();
+    values[get.getResult()] = value;
+    return success();
+  }
+  if (auto set = dyn_cast<SetParamOp>(op)) {
+    params.set(set.getName(), values.lookup(set.getValue()));
+    return success();
+  }
+  if (auto constantOp = dyn_cast<ConstantOp>(op))
+    return constant(constantOp);
+  if (isa<ReshapeOp, FlattenOp>(op)) {
+    // Same elements, new shape: the storage is shared, not copied.
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    values[op->getResult(0)] =
+        values.lookup(op->getOperand(0)).withShape(type.getShape());
+    return success();
+  }
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    for (Value v : ret.getOperands())
+      results.push_back(values.lookup(v));
+    return success();
+  }
+
+  if (!isa<FluidDialect>(op->getDialect()))
+    return op->emitError() << "the interpreter does not run '" << op->getName()
+                           << "'";
+  FailureOr<SmallVector<fluid_tensor>> out = allocateResults(op);
+  if (failed(out))
+    return failure();
+  fluid_tensor *o = out->data();
+
+  bool supported = true;
+  fluid_status status =
+      llvm::TypeSwitch<Operation *, fluid_status>(op)
+          .Case([&](Conv2DOp c) {
+            fluid_conv2d_params p = {};
+            copyArray(p.strides, c.getStrides());
+            copyArray(p.padding, c.getPadding());
+            copyArray(p.dilation, c.getDilation());
+            p.groups = c.getGroups();
+            fluid_tensor x = in(c.getInput()), w = in(c.getFilter());
+            fluid_tensor b = c.getBias() ? in(c.getBias()) : fluid_tensor{};
+            return fluid_cpu_conv2d(&x, &w, c.getBias() ? &b : nullptr, o, &p);
+          })
+          .Case([&](BatchNormOp bn) {
+            fluid_batch_norm_params p = {bn.getEpsilon().convertToDouble(),
+                                         bn.getMomentum().convertToDouble()};
+            fluid_tensor x = in(bn.getInput()), g = in(bn.getScale()),
+                         b = in(bn.getShift()), m = in(bn.getRunningMean()),
+                         v = in(bn.getRunningVar());
+            return fluid_cpu_batch_norm(&x, &g, &b, &m, &v, &o[0], &o[1], &o[2],
+                                        &o[3], &o[4], &p);
+          })
+          .Case([&](BatchNormInferenceOp bn) {
+            fluid_tensor x = in(bn.getInput()), g = in(bn.getScale()),
+                         b = in(bn.getShift()), m = in(bn.getMean()),
+                         v = in(bn.getVariance());
+            return fluid_cpu_batch_norm_inference(
+                &x, &g, &b, &m, &v, o, bn.getEpsilon().convertToDouble());
+          })
+          .Case([&](ReluOp u) {
+            fluid_tensor x = in(u.getInput());
+            return fluid_cpu_relu(&x, o);
+          })
+          .Case([&](SigmoidOp u) {
+            fluid_tensor x = in(u.getInput());
+            return fluid_cpu_sigmoid(&x, o);
+          })
+          .Case([&](TanhOp u) {
+            fluid_tensor x = in(u.getInput());
+            return fluid_cpu_tanh(&x, o);
+          })
+          .Case<AddOp, SubOp, MulOp, DivOp>([&](auto b) {
+            fluid_tensor l = in(b.getLhs()), r = in(b.getRhs());
+            using OpT = decltype(b);
+            if constexpr (std::is_same_v<OpT, AddOp>)
+              return fluid_cpu_add(&l, &r, o);
+            else if constexpr (std::is_same_v<OpT, SubOp>)
+              return fluid_cpu_sub(&l, &r, o);
+            else if constexpr (std::is_same_v<OpT, MulOp>)
+              return fluid_cpu_mul(&l, &r, o);
+            else
+              return fluid_cpu_div(&l, &r, o);
+          })
+          .Case([&](MaxPool2DOp pool) {
+            fluid_max_pool2d_params p = {};
+            copyArray(p.kernel, pool.getKernelSize());
+            copyArray(p.strides, pool.getStrides());
+            copyArray(p.padding, pool.getPadding());
+            copyArray(p.dilation, pool.getDilation());
+            p.ceil_mode = pool.getCeilMode();
+            fluid_tensor x = in(pool.getInput());
+            return fluid_cpu_max_pool2d(&x, o, &p);
+          })
+          .Case([&](AvgPool2DOp pool) {
+            fluid_avg_pool2d_params p = {};
+            copyArray(p.kernel, pool.getKernelSize());
+            copyArray(p.strides, pool.getStrides());
+            copyArray(p.padding, pool.getPadding());
+            p.ceil_mode = pool.getCeilMode();
+            p.count_include_pad = pool.getCountIncludePad();
+            fluid_tensor x = in(pool.getInput());
+            return fluid_cpu_avg_pool2d(&x, o, &p);
+          })
+          .Case([&](GlobalAvgPoolOp pool) {
+            fluid_tensor x = in(pool.getInput());
+            return fluid_cpu_global_avg_pool(&x, o);
+          })
+          .Case([&](MatmulOp m) {
+            fluid_matmul_params p = {m.getTransposeLhs(), m.getTransposeRhs()};
+            fluid_tensor l = in(m.getLhs()), r = in(m.getRhs());
+            return fluid_cpu_matmul(&l, &r, o, &p);
+          })
+          .Case([&](LinearOp l) {
+            fluid_tensor x = in(l.getInput()), w = in(l.getWeight());
+            fluid_tensor b = l.getBias() ? in(l.getBias()) : fluid_tensor{};
+            return fluid_cpu_linear(&x, &w, l.getBias() ? &b : nullptr, o);
+          })
+          .Case([&](ConcatOp c) {
+            SmallVector<fluid_tensor> inputs;
+            for (Value v : c.getInputs())
+              inputs.push_back(in(v));
+            return fluid_cpu_concat(
+                inputs.data(), static_cast<int64_t>(inputs.size()), o,
+                normalizeAxis(c.getAxis(), c.getOutput().getType().getRank()));
+          })
+          .Case([&](SoftmaxOp s) {
+            fluid_tensor x = in(s.getInput());
+            return fluid_cpu_softmax(&x, o, normalizeAxis(s.getAxis(), x.rank));
+          })
+          .Case([&](LogSoftmaxOp s) {
+            fluid_tensor x = in(s.getInput());
+            return fluid_cpu_log_softmax(&x, o,
+                                         normalizeAxis(s.getAxis(), x.rank));
+          })
+          .Case([&](SoftmaxCrossEntropyOp s) {
+            fluid_tensor logits = in(s.getLogits()), labels = in(s.getLabels());
+            int32_t reduction = FLUID_REDUCTION_MEAN;
+            if (s.getReduction() == Reduction::Sum)
+              reduction = FLUID_REDUCTION_SUM;
+            else if (s.getReduction() == Reduction::None)
+              reduction = FLUID_REDUCTION_NONE;
+            return fluid_cpu_softmax_cross_entropy(&logits, &labels, o,
+                                                   reduction);
+          })
+          .Case([&](MeanOp r) {
+            fluid_tensor x = in(r.getInput());
+            fluid_reduce_params p =
+                reduceParams(r.getAxes(), r.getKeepDims(), x.rank);
+            return fluid_cpu_mean(&x, o, &p);
+          })
+          .Case([&](ReduceSumOp r) {
+            fluid_tensor x = in(r.getInput());
+            fluid_reduce_params p =
+                reduceParams(r.getAxes(), r.getKeepDims(), x.rank);
+            return fluid_cpu_reduce_sum(&x, o, &p);
+          })
+          .Default([&](Operation *) {
+            supported = false;
+            return FLUID_OK;
+          });
+  if (!supported)
+    return op->emitError() << "the interpreter does not run '" << op->getName()
+                           << "'";
+  return check(op, status);
+}
+
+FailureOr<SmallVector<HostTensor>> FunctionRun::run(func::FuncOp func,
+                                                    ArrayRef<HostTensor> args) {
+  if (func.isExternal())
+    return func.emitError()
+           << "@" << func.getSymName() << " has no body to run";
+  Block &body = func.getBody().front();
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "the interpreter runs single-block functions";
+  if (args.size() != body.getNumArguments())
+    return func.emitError()
+           << "@" << func.getSymName() << " takes " << body.getNumArguments()
+           << " arguments, got " << args.size();
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !args[i].matches(type))
+      return func.emitError()
+             << "argument #" << i << " of @" << func.getSymName() << " must be "
+             << arg.getType() << ", got "
+             << describe(args[i].getDType(), args[i].getShape());
+    values[arg] = args[i];
+  }
+
+  // Release each value right after its last use.
+  DenseMap<Operation *, SmallVector<Value>> dyingAfter;
+  DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : body)
+    for (Value operand : op.getOperands())
+      lastUse[operand] = &op;
+  for (auto [value, op] : lastUse)
+    dyingAfter[op].push_back(value);
+
+  for (Operation &op : body) {
+    if (failed(execute(&op)))
+      return failure();
+    for (Value dead : dyingAfter.lookup(&op))
+      values.erase(dead);
+  }
+  return results;
+}
+
+} // namespace
+
+FailureOr<SmallVector<HostTensor>> Interpreter::run(func::FuncOp func,
+                                                    ArrayRef<HostTensor> args) {
+  FunctionRun run(params);
+  return run.run(func, args);
+}

@@ -1,0 +1,183 @@
+//===- ParamStore.cpp - The values of a program's parameters --------------===//
+
+#include "fluid/Interpreter/ParamStore.h"
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/runtime/Init.h"
+#include "fluid/runtime/Safetensors.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <memory>
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+static llvm::Error runtimeError(const llvm::Twine &context) {
+  return llvm::createStringError(
+      (context + ": " + fluid_last_error()).str().c_str());
+}
+
+/// The runtime's description of a floating-point initializer.
+static fluid_init_spec getInitSpec(InitializerAttr init) {
+  fluid_init_spec spec = {};
+  double a = init.getAValue(), b = init.getBValue();
+  spec.fan_mode =
+      init.getFanMode() == FanMode::FanOut ? FLUID_FAN_OUT : FLUID_FAN_IN;
+  switch (init.getKind()) {
+  case InitKind::Zeros:
+    spec.kind = FLUID_INIT_ZEROS;
+    break;
+  case InitKind::Ones:
+    spec.kind = FLUID_INIT_ONES;
+    break;
+  case InitKind::Constant:
+    spec.kind = FLUID_INIT_CONSTANT;
+    spec.value = a;
+    break;
+  case InitKind::Normal:
+    spec.kind = FLUID_INIT_NORMAL;
+    spec.std = a;
+    break;
+  case InitKind::Uniform:
+    spec.kind = FLUID_INIT_UNIFORM;
+    spec.low = a;
+    spec.high = b;
+    break;
+  case InitKind::KaimingNormal:
+    spec.kind = FLUID_INIT_KAIMING_NORMAL;
+    spec.gain = a;
+    break;
+  case InitKind::KaimingUniform:
+    spec.kind = FLUID_INIT_KAIMING_UNIFORM;
+    spec.gain = a;
+    break;
+  case InitKind::XavierUniform:
+    spec.kind = FLUID_INIT_XAVIER_UNIFORM;
+    spec.gain = a;
+    break;
+  }
+  return spec;
+}
+
+/// Integer parameters (step counters) start at 0, 1 or a constant.
+template <typename T>
+static void fillInteger(const HostTensor &tensor, InitializerAttr init) {
+  T value = 0;
+  if (init.getKind() == InitKind::Ones)
+    value = 1;
+  else if (init.getKind() == InitKind::Constant)
+    value = static_cast<T>(init.getAValue());
+  std::fill_n(tensor.dataAs<T>(), tensor.getNumElements(), value);
+}
+
+llvm::Expected<ParamStore> ParamStore::initialize(ModuleOp module,
+                                                  uint64_t seed) {
+  ParamStore store;
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    StringRef name = param.getSymName();
+    llvm::Expected<HostTensor> tensor =
+        HostTensor::allocate(param.getTensorType(), "parameter @" + name);
+    if (!tensor)
+      return tensor.takeError();
+    InitializerAttr init = param.getInit();
+    switch (tensor->getDType()) {
+    case FLUID_I32:
+      fillInteger<int32_t>(*tensor, init);
+      break;
+    case FLUID_I64:
+      fillInteger<int64_t>(*tensor, init);
+      break;
+    default: {
+      fluid_init_spec spec = getInitSpec(init);
+      fluid_tensor descriptor = tensor->descriptor();
+      if (fluid_init_tensor(&descriptor, &spec, seed,
+                            fluid_hash_name(name.str().c_str())) != FLUID_OK)
+        return runtimeError("cannot initialize parameter @" + name);
+    }
+    }
+    store.values[name] = *tensor;
+    store.order.push_back(name.str());
+  }
+  return store;
+}
+
+namespace {
+struct ReaderCloser {
+  void operator()(fluid_safetensors_reader *r) const {
+    fluid_safetensors_close(r);
+  }
+};
+struct WriterFreer {
+  void operator()(fluid_safetensors_writer *w) const {
+    fluid_safetensors_writer_free(w);
+  }
+};
+} // namespace
+
+llvm::Error ParamStore::load(StringRef path,
+                             SmallVectorImpl<std::string> &ignored) {
+  fluid_safetensors_reader *rawReader = nullptr;
+  std::string pathString = path.str();
+  if (fluid_safetensors_open(pathString.c_str(), &rawReader) != FLUID_OK)
+    return runtimeError("cannot load parameters");
+  std::unique_ptr<fluid_safetensors_reader, ReaderCloser> reader(rawReader);
+
+  for (const std::string &name : order) {
+    HostTensor &value = values[name];
+    fluid_tensor info;
+    if (fluid_safetensors_info(reader.get(), name.c_str(), &info) != FLUID_OK)
+      return llvm::createStringError(
+          "%s has no tensor '%s' for parameter @%s (%s)", pathString.c_str(),
+          name.c_str(), name.c_str(),
+          describe(value.getDType(), value.getShape()).c_str());
+    ArrayRef<int64_t> fileShape(info.shape, info.rank);
+    if (info.dtype != value.getDType() || fileShape != value.getShape())
+      return llvm::createStringError(
+          "%s: tensor '%s' is %s but parameter @%s is %s", pathString.c_str(),
+          name.c_str(),
+          describe(static_cast<fluid_dtype>(info.dtype), fileShape).c_str(),
+          name.c_str(), describe(value.getDType(), value.getShape()).c_str());
+    // Read into fresh storage: earlier readers of the old value keep it.
+    llvm::Expected<HostTensor> fresh = HostTensor::allocate(
+        value.getDType(), value.getShape(), "parameter @" + name);
+    if (!fresh)
+      return fresh.takeError();
+    fluid_tensor destination = fresh->descriptor();
+    if (fluid_safetensors_read(reader.get(), name.c_str(), &destination) !=
+        FLUID_OK)
+      return runtimeError("cannot load parameter @" + name);
+    value = *fresh;
+  }
+
+  int64_t count = 0;
+  if (fluid_safetensors_count(reader.get(), &count) != FLUID_OK)
+    return runtimeError("cannot list the tensors of " + path);
+  for (int64_t i = 0; i < count; ++i) {
+    const char *name = nullptr;
+    if (fluid_safetensors_name(reader.get(), i, &name) != FLUID_OK)
+      return runtimeError("cannot list the tensors of " + path);
+    if (!values.count(name))
+      ignored.push_back(name);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ParamStore::save(StringRef path) const {
+  fluid_safetensors_writer *rawWriter = nullptr;
+  if (fluid_safetensors_writer_create(&rawWriter) != FLUID_OK)
+    return runtimeError("cannot save parameters");
+  std::unique_ptr<fluid_safetensors_writer, WriterFreer> writer(rawWriter);
+  // The writer keeps the descriptors until it writes.
+  std::vector<fluid_tensor> descriptors;
+  descriptors.reserve(order.size());
+  for (const std::string &name : order) {
+    descriptors.push_back(values.lookup(name).descriptor());
+    if (fluid_safetensors_writer_add(writer.get(), name.c_str(),
+                                     &descriptors.back()) != FLUID_OK)
+      return runtimeError("cannot save parameter @" + name);
+  }
+  if (fluid_safetensors_writer_write(writer.get(), path.str().c_str()) !=
+      FLUID_OK)
+    return runtimeError("cannot save parameters");
+  return llvm::Error::success();
+}
