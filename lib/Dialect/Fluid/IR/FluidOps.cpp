@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "ShapeRules.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -25,182 +26,7 @@ using namespace mlir::fluid;
 // Shape helpers
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// Reports shape errors of one op, prefixed like the op's own diagnostics.
-/// Without a location (a builder probing types) nothing is printed.
-class ShapeErrors {
-public:
-  ShapeErrors(std::optional<Location> loc, StringRef opName)
-      : loc(loc), opName(opName) {}
-
-  template <typename... Args> LogicalResult fail(Args &&...args) const {
-    return emitOptionalError(loc, "'", opName, "' op ",
-                             std::forward<Args>(args)...);
-  }
-
-  /// The operand `v` as a tensor of a fluid element type, or a failure that
-  /// names it. Parsing calls shape rules before operand types are verified.
-  FailureOr<RankedTensorType> tensor(Value v, StringRef what,
-                                     bool requireFloat = true) const {
-    Type type = v.getType();
-    if (requireFloat ? isFloatTensor(type) : isFluidTensor(type))
-      return cast<RankedTensorType>(type);
-    if (failed(fail(what, " must be a statically shaped ",
-                    requireFloat ? "floating-point " : "",
-                    "tensor whose size fits in 64 bits, got ", type)))
-      return failure();
-    return failure();
-  }
-
-  LogicalResult expectRank(RankedTensorType type, StringRef what,
-                           ArrayRef<int64_t> ranks, StringRef layout) const {
-    if (llvm::is_contained(ranks, type.getRank()))
-      return success();
-    std::string expected;
-    llvm::raw_string_ostream os(expected);
-    llvm::interleave(ranks, os, " or ");
-    return fail(what, " must have rank ", expected, layout, ", got ", type);
-  }
-
-  LogicalResult sameElementType(RankedTensorType a, StringRef aName,
-                                RankedTensorType b, StringRef bName) const {
-    if (a.getElementType() == b.getElementType())
-      return success();
-    return fail(aName, " and ", bName, " must have the same element type, got ",
-                a.getElementType(), " and ", b.getElementType());
-  }
-
-  /// Checks that an array attribute has `size` entries, each >= `minimum`.
-  LogicalResult expectArray(ArrayRef<int64_t> values, StringRef name,
-                            size_t size, int64_t minimum) const {
-    if (values.size() != size)
-      return fail("'", name, "' must have ", size, " values, got ",
-                  values.size());
-    for (int64_t v : values)
-      if (v < minimum)
-        return fail("'", name, "' values must be >= ", minimum, ", got ", v);
-    return success();
-  }
-
-  /// An axis in [-rank, rank) (or [-rank, rank] when `inclusive`), made
-  /// non-negative.
-  FailureOr<int64_t> axis(int64_t axis, int64_t rank, StringRef name,
-                          bool inclusive = false) const {
-    int64_t upper = inclusive ? rank : rank - 1;
-    if (axis < -rank || axis > upper) {
-      (void)fail("'", name, "' ", axis, " is out of range for rank ", rank,
-                 " (expected ", -rank, " to ", upper, ")");
-      return failure();
-    }
-    return axis < 0 ? axis + rank : axis;
-  }
-
-private:
-  std::optional<Location> loc;
-  StringRef opName;
-};
-
-/// Output extent of a sliding window along one dimension, by PyTorch's rule
-/// (see below), so that shapes agree with PyTorch's in both rounding modes.
-FailureOr<int64_t> windowOutputSize(const ShapeErrors &errors, StringRef dim,
-                                    int64_t in, int64_t kernel, int64_t stride,
-                                    int64_t padBefore, int64_t padAfter,
-                                    int64_t dilation, bool ceilMode) {
-  if (in < 1) {
-    (void)errors.fail("input ", dim, " must be >= 1, got ", in);
-    return failure();
-  }
-  if (kernel < 1) {
-    (void)errors.fail("window ", dim, " must be >= 1, got ", kernel);
-    return failure();
-  }
-  std::optional<int64_t> padded = llvm::checkedAdd<int64_t>(in, padBefore);
-  if (padded)
-    padded = llvm::checkedAdd<int64_t>(*padded, padAfter);
-  std::optional<int64_t> extent =
-      llvm::checkedMul<int64_t>(dilation, kernel - 1);
-  if (extent)
-    extent = llvm::checkedAdd<int64_t>(*extent, 1);
-  if (!padded || !extent) {
-    (void)errors.fail("window arithmetic along ", dim, " overflows 64 bits");
-    return failure();
-  }
-  // PyTorch's rule: floor((padded - extent + (ceil ? stride - 1 : 0)) /
-  // stride) + 1; in ceil mode a window may overhang the padded input as
-  // long as it starts inside it.
-  std::optional<int64_t> numerator = *padded - *extent;
-  if (ceilMode)
-    numerator = llvm::checkedAdd<int64_t>(*numerator, stride - 1);
-  if (!numerator) {
-    (void)errors.fail("window arithmetic along ", dim, " overflows 64 bits");
-    return failure();
-  }
-  int64_t steps = *numerator >= 0 ? *numerator / stride
-                                  : -((-*numerator + stride - 1) / stride);
-  // A last window that would start inside the trailing padding is dropped.
-  // steps * stride can only overflow when it is far past the input.
-  if (ceilMode && steps > 0) {
-    std::optional<int64_t> start = llvm::checkedMul<int64_t>(steps, stride);
-    if (!start || *start >= in + padBefore)
-      --steps;
-  }
-  if (steps < 0) {
-    (void)errors.fail("window extent ", *extent, " along ", dim,
-                      " exceeds the padded input size ", *padded);
-    return failure();
-  }
-  return steps + 1;
-}
-
-/// NumPy broadcasting of two shapes, or a failure naming the first
-/// mismatching dimension (counted from the end).
-FailureOr<SmallVector<int64_t>> broadcastShapes(const ShapeErrors &errors,
-                                                RankedTensorType lhs,
-                                                RankedTensorType rhs) {
-  ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
-  size_t rank = std::max(a.size(), b.size());
-  SmallVector<int64_t> result(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
-    int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (da != db && da != 1 && db != 1) {
-      (void)errors.fail("operands are not broadcast-compatible: ", lhs, " and ",
-                        rhs, " differ in dimension -", i + 1, " (", da, " vs ",
-                        db, ")");
-      return failure();
-    }
-    result[rank - 1 - i] = da == 1 ? db : da;
-  }
-  return result;
-}
-
-/// Parsing with inferred result types and building both call shape rules
-/// before the op's properties are complete: while parsing, the attributes
-/// are still a dictionary, and default-valued ones are not filled in yet.
-/// This adaptor sees complete properties, so each default is written once,
-/// in ODS. (None of these ops has regions.)
-template <typename OpT>
-typename OpT::Adaptor withDefaults(MLIRContext *context,
-                                   typename OpT::Adaptor adaptor,
-                                   typename OpT::Properties &storage) {
-  storage = adaptor.getProperties();
-  DictionaryAttr attrs = adaptor.getAttributes();
-  if (attrs && storage == typename OpT::Properties()) {
-    // Parsing: the attributes are only in the dictionary. A malformed one
-    // is reported by the op's own verifier; here it takes its default.
-    typename OpT::Properties fromAttrs;
-    if (succeeded(OpT::setPropertiesFromAttr(
-            fromAttrs, attrs, [&] { return InFlightDiagnostic(); })))
-      storage = fromAttrs;
-  }
-  OpT::populateDefaultProperties(
-      OperationName(OpT::getOperationName(), context), storage);
-  return typename OpT::Adaptor(adaptor.getOperands(), adaptor.getAttributes(),
-                               storage);
-}
-
-} // namespace
+using namespace mlir::fluid::detail;
 
 //===----------------------------------------------------------------------===//
 // ParamOp, GetParamOp, SetParamOp
@@ -297,6 +123,54 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 // Conv2DOp and batch norm
 //===----------------------------------------------------------------------===//
 
+FailureOr<RankedTensorType> mlir::fluid::detail::inferConv2DType(
+    const ShapeErrors &errors, RankedTensorType input, RankedTensorType filter,
+    RankedTensorType bias, ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+    ArrayRef<int64_t> dilation, int64_t groups) {
+  if (failed(errors.expectRank(input, "input", {4}, " (NCHW)")) ||
+      failed(errors.expectRank(filter, "filter", {4}, " (OIHW)")) ||
+      failed(errors.sameElementType(input, "input", filter, "filter")) ||
+      failed(errors.expectArray(strides, "strides", 2, 1)) ||
+      failed(errors.expectArray(padding, "padding", 4, 0)) ||
+      failed(errors.expectArray(dilation, "dilation", 2, 1)))
+    return failure();
+
+  ArrayRef<int64_t> in = input.getShape(), w = filter.getShape();
+  int64_t channels = in[1], outChannels = w[0];
+  if (groups < 1)
+    return errors.fail("'groups' must be >= 1, got ", groups);
+  if (channels % groups != 0)
+    return errors.fail("groups (", groups, ") must divide the input channels (",
+                       channels, ")");
+  if (outChannels % groups != 0)
+    return errors.fail("groups (", groups,
+                       ") must divide the output channels (", outChannels, ")");
+  if (w[1] != channels / groups)
+    return errors.fail("input has ", channels, " channels but the filter ",
+                       "expects ", w[1], " per group x ", groups,
+                       " groups = ", w[1] * groups);
+  if (bias) {
+    if (failed(errors.sameElementType(input, "input", bias, "bias")))
+      return failure();
+    if (bias.getRank() != 1 || bias.getDimSize(0) != outChannels)
+      return errors.fail("bias must have shape [", outChannels,
+                         "] (the output channels), got ", bias);
+  }
+
+  FailureOr<int64_t> height =
+      windowOutputSize(errors, "height", in[2], w[2], strides[0], padding[0],
+                       padding[2], dilation[0], /*ceilMode=*/false);
+  if (failed(height))
+    return failure();
+  FailureOr<int64_t> width =
+      windowOutputSize(errors, "width", in[3], w[3], strides[1], padding[1],
+                       padding[3], dilation[1], /*ceilMode=*/false);
+  if (failed(width))
+    return failure();
+  return RankedTensorType::get({in[0], outChannels, *height, *width},
+                               input.getElementType());
+}
+
 LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *context,
                                          std::optional<Location> loc,
                                          Adaptor rawAdaptor,
@@ -310,58 +184,21 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *context,
     return failure();
   FailureOr<RankedTensorType> filter =
       errors.tensor(adaptor.getFilter(), "filter");
-  if (failed(filter) ||
-      failed(errors.expectRank(*input, "input", {4}, " (NCHW)")) ||
-      failed(errors.expectRank(*filter, "filter", {4}, " (OIHW)")) ||
-      failed(errors.sameElementType(*input, "input", *filter, "filter")) ||
-      failed(errors.expectArray(adaptor.getStrides(), "strides", 2, 1)) ||
-      failed(errors.expectArray(adaptor.getPadding(), "padding", 4, 0)) ||
-      failed(errors.expectArray(adaptor.getDilation(), "dilation", 2, 1)))
+  if (failed(filter))
     return failure();
-
-  int64_t groups = adaptor.getGroups();
-  ArrayRef<int64_t> in = input->getShape(), w = filter->getShape();
-  int64_t channels = in[1], outChannels = w[0];
-  if (groups < 1)
-    return errors.fail("'groups' must be >= 1, got ", groups);
-  if (channels % groups != 0)
-    return errors.fail("groups (", groups, ") must divide the input channels (",
-                       channels, ")");
-  if (outChannels % groups != 0)
-    return errors.fail("groups (", groups,
-                       ") must divide the output channels (", outChannels, ")");
-  if (w[1] != channels / groups)
-    return errors.fail("input has ", channels,
-                       " channels but the filter "
-                       "expects ",
-                       w[1], " per group x ", groups,
-                       " groups = ", w[1] * groups);
-
+  RankedTensorType bias;
   if (Value biasValue = adaptor.getBias()) {
-    FailureOr<RankedTensorType> bias = errors.tensor(biasValue, "bias");
-    if (failed(bias) ||
-        failed(errors.sameElementType(*input, "input", *bias, "bias")))
+    FailureOr<RankedTensorType> biasType = errors.tensor(biasValue, "bias");
+    if (failed(biasType))
       return failure();
-    if (bias->getRank() != 1 || bias->getDimSize(0) != outChannels)
-      return errors.fail("bias must have shape [", outChannels,
-                         "] (the output channels), got ", *bias);
+    bias = *biasType;
   }
-
-  ArrayRef<int64_t> strides = adaptor.getStrides(),
-                    padding = adaptor.getPadding(),
-                    dilation = adaptor.getDilation();
-  FailureOr<int64_t> height =
-      windowOutputSize(errors, "height", in[2], w[2], strides[0], padding[0],
-                       padding[2], dilation[0], /*ceilMode=*/false);
-  if (failed(height))
+  FailureOr<RankedTensorType> output = inferConv2DType(
+      errors, *input, *filter, bias, adaptor.getStrides(), adaptor.getPadding(),
+      adaptor.getDilation(), adaptor.getGroups());
+  if (failed(output))
     return failure();
-  FailureOr<int64_t> width =
-      windowOutputSize(errors, "width", in[3], w[3], strides[1], padding[1],
-                       padding[3], dilation[1], /*ceilMode=*/false);
-  if (failed(width))
-    return failure();
-  inferred.push_back(RankedTensorType::get(
-      {in[0], outChannels, *height, *width}, input->getElementType()));
+  inferred.push_back(*output);
   return success();
 }
 
@@ -464,28 +301,27 @@ FLUID_BROADCAST_INFER(AddOp)
 FLUID_BROADCAST_INFER(SubOp)
 FLUID_BROADCAST_INFER(MulOp)
 FLUID_BROADCAST_INFER(DivOp)
+FLUID_BROADCAST_INFER(PowOp)
+FLUID_BROADCAST_INFER(MinimumOp)
+FLUID_BROADCAST_INFER(MaximumOp)
+FLUID_BROADCAST_INFER(GreaterEqualOp)
 #undef FLUID_BROADCAST_INFER
 
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
 
-static LogicalResult inferPool2D(StringRef opName, std::optional<Location> loc,
-                                 Value inputValue, ArrayRef<int64_t> kernel,
-                                 ArrayRef<int64_t> strides,
-                                 ArrayRef<int64_t> padding,
-                                 ArrayRef<int64_t> dilation, bool ceilMode,
-                                 SmallVectorImpl<Type> &inferred) {
-  ShapeErrors errors(loc, opName);
-  FailureOr<RankedTensorType> input = errors.tensor(inputValue, "input");
-  if (failed(input) ||
-      failed(errors.expectRank(*input, "input", {4}, " (NCHW)")) ||
+FailureOr<RankedTensorType> mlir::fluid::detail::inferPool2DType(
+    const ShapeErrors &errors, RankedTensorType input, ArrayRef<int64_t> kernel,
+    ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+    ArrayRef<int64_t> dilation, bool ceilMode) {
+  if (failed(errors.expectRank(input, "input", {4}, " (NCHW)")) ||
       failed(errors.expectArray(kernel, "kernel_size", 2, 1)) ||
       failed(errors.expectArray(strides, "strides", 2, 1)) ||
       failed(errors.expectArray(padding, "padding", 4, 0)) ||
       failed(errors.expectArray(dilation, "dilation", 2, 1)))
     return failure();
-  ArrayRef<int64_t> in = input->getShape();
+  ArrayRef<int64_t> in = input.getShape();
   FailureOr<int64_t> height =
       windowOutputSize(errors, "height", in[2], kernel[0], strides[0],
                        padding[0], padding[2], dilation[0], ceilMode);
@@ -496,8 +332,25 @@ static LogicalResult inferPool2D(StringRef opName, std::optional<Location> loc,
                        padding[1], padding[3], dilation[1], ceilMode);
   if (failed(width))
     return failure();
-  inferred.push_back(RankedTensorType::get({in[0], in[1], *height, *width},
-                                           input->getElementType()));
+  return RankedTensorType::get({in[0], in[1], *height, *width},
+                               input.getElementType());
+}
+
+static LogicalResult inferPool2D(StringRef opName, std::optional<Location> loc,
+                                 Value inputValue, ArrayRef<int64_t> kernel,
+                                 ArrayRef<int64_t> strides,
+                                 ArrayRef<int64_t> padding,
+                                 ArrayRef<int64_t> dilation, bool ceilMode,
+                                 SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, opName);
+  FailureOr<RankedTensorType> input = errors.tensor(inputValue, "input");
+  if (failed(input))
+    return failure();
+  FailureOr<RankedTensorType> output = inferPool2DType(
+      errors, *input, kernel, strides, padding, dilation, ceilMode);
+  if (failed(output))
+    return failure();
+  inferred.push_back(*output);
   return success();
 }
 

@@ -460,4 +460,8 @@ class Fluid_ReduceOp<string mnemonic, string what> : Fluid_InferOp<mnemonic> {
 def Fluid_MeanOp : Fluid_ReduceOp<"mean", "Arithmetic mean">;
 def Fluid_ReduceSumOp : Fluid_ReduceOp<"reduce_sum", "Sum">;
 
+include "fluid/Dialect/Fluid/IR/FluidMathOps.td"
+include "fluid/Dialect/Fluid/IR/FluidGradOps.td"
+include "fluid/Dialect/Fluid/IR/FluidOptimizerOps.td"
+
 #endif // FLUID_OPS_TD

@@ -1,0 +1,98 @@
+//===- FluidMathOps.td - Elementwise math and broadcasting ops -----------===//
+//
+// The arithmetic that learning-rate schedules and gradient rules are written
+// in: elementwise functions, comparisons and selection with NumPy
+// broadcasting, dtype casts, and explicit broadcasting and its reverse.
+// Included by FluidOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+def Fluid_NegOp : Fluid_UnaryOp<"neg", "-x">;
+def Fluid_ExpOp : Fluid_UnaryOp<"exp", "exp(x)">;
+def Fluid_LogOp : Fluid_UnaryOp<"log", "log(x)">;
+def Fluid_CosOp : Fluid_UnaryOp<"cos", "cos(x)">;
+def Fluid_SqrtOp : Fluid_UnaryOp<"sqrt", "sqrt(x)">;
+def Fluid_FloorOp : Fluid_UnaryOp<"floor", "floor(x)">;
+
+def Fluid_PowOp : Fluid_BinaryOp<"pow", "lhs ^ rhs">;
+def Fluid_MinimumOp : Fluid_BinaryOp<"minimum", "min(lhs, rhs)">;
+def Fluid_MaximumOp : Fluid_BinaryOp<"maximum", "max(lhs, rhs)">;
+def Fluid_GreaterEqualOp : Fluid_BinaryOp<"greater_equal",
+    "comparison lhs >= rhs, as 1.0 or 0.0 of the operands' type,">;
+
+def Fluid_SelectOp : Fluid_InferOp<"select"> {
+  let summary = "on_true where condition is nonzero, else on_false, with NumPy broadcasting";
+  let description = [{
+    ```mlir
+    %y = fluid.select %c, %a, %b : tensor<f32>, tensor<f32>, tensor<f32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Fluid_FloatTensor:$condition, Fluid_FloatTensor:$on_true,
+                       Fluid_FloatTensor:$on_false);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:` type($condition) `,`
+    type($on_true) `,` type($on_false) `->` type($output)
+  }];
+}
+
+def Fluid_CastOp : Fluid_Op<"cast", [Pure]> {
+  let summary = "Converts each element to the result's element type";
+  let description = [{
+    Between f32, f64, i32 and i64; float to integer truncates toward zero.
+
+    ```mlir
+    %f = fluid.cast %step : tensor<i64> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Fluid_Tensor:$input);
+  let results = (outs Fluid_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def Fluid_BroadcastToOp : Fluid_Op<"broadcast_to", [Pure]> {
+  let summary = "Broadcasts a tensor to the result's shape (NumPy rules)";
+  let description = [{
+    ```mlir
+    %y = fluid.broadcast_to %x : tensor<8x64x1x1xf32> -> tensor<8x64x7x7xf32>
+    ```
+  }];
+  let arguments = (ins Fluid_FloatTensor:$input);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def Fluid_SumToOp : Fluid_Op<"sum_to", [Pure]> {
+  let summary = "Sums a tensor down to a shape that broadcasts to it";
+  let description = [{
+    The reverse of `fluid.broadcast_to`: sums over every dimension that
+    broadcasting the result's shape to the input's would expand. It is the
+    gradient of a broadcasting binary op with respect to its smaller operand.
+
+    ```mlir
+    %db = fluid.sum_to %dy : tensor<8x64x7x7xf32> -> tensor<64x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Fluid_FloatTensor:$input);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def Fluid_SliceOp : Fluid_Op<"slice", [Pure]> {
+  let summary = "The result-shaped window of a tensor at `offset` along `axis`";
+  let description = [{
+    All dimensions but `axis` are the input's; along `axis` the result takes
+    the elements [offset, offset + size). It is the gradient of concat.
+
+    ```mlir
+    %a = fluid.slice %x {axis = 1 : i64, offset = 64 : i64} : tensor<8x96x7x7xf32> -> tensor<8x32x7x7xf32>
+    ```
+  }];
+  let arguments = (ins Fluid_Tensor:$input, I64Attr:$axis, I64Attr:$offset);
+  let results = (outs Fluid_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}

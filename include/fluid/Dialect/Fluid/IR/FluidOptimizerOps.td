@@ -1,0 +1,88 @@
+//===- FluidOptimizerOps.td - Parameter update rules ---------------------===//
+//
+// Pure ops computing a parameter's new value (and new optimizer state) from
+// its gradient and a learning rate tensor; the program writes the results
+// back with fluid.set_param, and bufferization makes that in place.
+// Semantics are torch.optim's. Included by FluidOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+class Fluid_UpdateOp<string mnemonic, list<Trait> traits = []>
+    : Fluid_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let hasVerifier = 1;
+}
+
+def Fluid_SgdOp : Fluid_UpdateOp<"sgd", [
+    AllTypesMatch<["param", "grad", "new_param"]>]> {
+  let summary = "Plain SGD: p - lr * (grad + weight_decay * p)";
+  let description = [{
+    ```mlir
+    %p2 = fluid.sgd %p, %g, %lr {weight_decay = 1.0e-04 : f64} : tensor<64x3x7x7xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$param, Fluid_FloatTensor:$grad, Fluid_ScalarTensor:$lr,
+    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+  let results = (outs Fluid_FloatTensor:$new_param);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $lr attr-dict `:` type($param) `,` type($lr)
+  }];
+}
+
+def Fluid_MomentumOp : Fluid_UpdateOp<"momentum", [
+    AllTypesMatch<["param", "grad", "velocity", "new_param", "new_velocity"]>]> {
+  let summary = "SGD with momentum (optionally Nesterov), as torch.optim.SGD";
+  let description = [{
+    g = grad + weight_decay * p; v' = momentum * v + g;
+    p' = p - lr * (nesterov ? g + momentum * v' : v'). A zero velocity on
+    the first step gives PyTorch's first update.
+
+    ```mlir
+    %p2, %v2 = fluid.momentum %p, %g, %v, %lr {momentum = 0.9 : f64, weight_decay = 1.0e-04 : f64}
+        : tensor<64x3x7x7xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$param, Fluid_FloatTensor:$grad,
+    Fluid_FloatTensor:$velocity, Fluid_ScalarTensor:$lr,
+    DefaultValuedAttr<F64Attr, "0.9">:$momentum,
+    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+    UnitAttr:$nesterov);
+  let results = (outs Fluid_FloatTensor:$new_param,
+                      Fluid_FloatTensor:$new_velocity);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $velocity `,` $lr attr-dict `:` type($param) `,` type($lr)
+  }];
+}
+
+def Fluid_AdamOp : Fluid_UpdateOp<"adam", [
+    AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq", "new_param",
+                   "new_exp_avg", "new_exp_avg_sq"]>]> {
+  let summary = "Adam, or AdamW with `decoupled`, as torch.optim";
+  let description = [{
+    `step` is the 1-based number of this update (i64), for bias correction.
+    Adam adds weight_decay * p to the gradient; AdamW (`decoupled`) scales p
+    by 1 - lr * weight_decay first.
+
+    ```mlir
+    %p2, %m2, %v2 = fluid.adam %p, %g, %m, %v, %lr, %step {decoupled, weight_decay = 1.0e-02 : f64}
+        : tensor<10x512xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$param, Fluid_FloatTensor:$grad,
+    Fluid_FloatTensor:$exp_avg, Fluid_FloatTensor:$exp_avg_sq,
+    Fluid_ScalarTensor:$lr, Fluid_IntTensor:$step,
+    DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+    DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+    DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
+    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+    UnitAttr:$decoupled);
+  let results = (outs Fluid_FloatTensor:$new_param,
+                      Fluid_FloatTensor:$new_exp_avg,
+                      Fluid_FloatTensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step attr-dict
+    `:` type($param) `,` type($lr) `,` type($step)
+  }];
+}

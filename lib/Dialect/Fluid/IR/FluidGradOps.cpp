@@ -1,0 +1,282 @@
+//===- FluidGradOps.cpp - Math, gradient and optimizer ops ----------------===//
+//
+// Verifiers of the ops the training passes emit. Gradient ops whose result
+// is a forward operand's type are checked by running the forward op's shape
+// rule on that type: a gradient op is valid exactly when the forward op it
+// differentiates would be.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ShapeRules.h"
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::fluid;
+using namespace mlir::fluid::detail;
+
+/// Checks that the forward op's output type `forward` is `gradOutput`'s.
+static LogicalResult expectGradOutputType(Operation *op,
+                                          RankedTensorType forward,
+                                          RankedTensorType gradOutput) {
+  if (forward == gradOutput)
+    return success();
+  return op->emitOpError() << "grad_output has type " << gradOutput
+                           << ", but the forward op's output would be "
+                           << forward;
+}
+
+//===----------------------------------------------------------------------===//
+// Math and broadcasting
+//===----------------------------------------------------------------------===//
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> condition =
+      errors.tensor(adaptor.getCondition(), "condition");
+  if (failed(condition))
+    return failure();
+  FailureOr<RankedTensorType> onTrue =
+      errors.tensor(adaptor.getOnTrue(), "on_true");
+  if (failed(onTrue))
+    return failure();
+  FailureOr<RankedTensorType> onFalse =
+      errors.tensor(adaptor.getOnFalse(), "on_false");
+  if (failed(onFalse) ||
+      failed(
+          errors.sameElementType(*onTrue, "on_true", *onFalse, "on_false")) ||
+      failed(
+          errors.sameElementType(*condition, "condition", *onTrue, "on_true")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(errors, *onTrue, *onFalse);
+  if (failed(shape))
+    return failure();
+  RankedTensorType values =
+      RankedTensorType::get(*shape, onTrue->getElementType());
+  FailureOr<SmallVector<int64_t>> full =
+      broadcastShapes(errors, *condition, values);
+  if (failed(full))
+    return failure();
+  inferred.push_back(RankedTensorType::get(*full, onTrue->getElementType()));
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  if (getInput().getType().getShape() != getType().getShape())
+    return emitOpError() << "cannot change the shape (" << getInput().getType()
+                         << " to " << getType() << ")";
+  return success();
+}
+
+/// Whether `small` broadcasts to `large` under NumPy's rules.
+static bool broadcastsTo(ArrayRef<int64_t> small, ArrayRef<int64_t> large) {
+  if (small.size() > large.size())
+    return false;
+  for (size_t i = 0; i < small.size(); ++i) {
+    int64_t s = small[small.size() - 1 - i], l = large[large.size() - 1 - i];
+    if (s != l && s != 1)
+      return false;
+  }
+  return true;
+}
+
+LogicalResult BroadcastToOp::verify() {
+  RankedTensorType input = getInput().getType(), output = getType();
+  if (input.getElementType() != output.getElementType())
+    return emitOpError() << "cannot change the element type";
+  if (!broadcastsTo(input.getShape(), output.getShape()))
+    return emitOpError() << input << " does not broadcast to " << output;
+  return success();
+}
+
+LogicalResult SumToOp::verify() {
+  RankedTensorType input = getInput().getType(), output = getType();
+  if (input.getElementType() != output.getElementType())
+    return emitOpError() << "cannot change the element type";
+  if (!broadcastsTo(output.getShape(), input.getShape()))
+    return emitOpError() << "the result " << output
+                         << " must broadcast to the input " << input;
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  RankedTensorType input = getInput().getType(), output = getType();
+  if (input.getElementType() != output.getElementType() ||
+      input.getRank() != output.getRank())
+    return emitOpError() << "the result must have the input's rank and "
+                            "element type";
+  int64_t rank = input.getRank(), axis = getAxis();
+  if (axis < 0 || axis >= rank)
+    return emitOpError() << "'axis' " << axis << " is out of range for rank "
+                         << rank;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && input.getDimSize(d) != output.getDimSize(d))
+      return emitOpError() << "the result differs from the input in "
+                              "dimension "
+                           << d << ", which is not the axis";
+  int64_t offset = getOffset(), size = output.getDimSize(axis);
+  if (offset < 0 || offset > input.getDimSize(axis) - size)
+    return emitOpError() << "elements [" << offset << ", " << offset << " + "
+                         << size << ") are outside the input's "
+                         << input.getDimSize(axis) << " along axis " << axis;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult Conv2DGradInputOp::verify() {
+  ShapeErrors errors(getLoc(), getOperationName());
+  FailureOr<RankedTensorType> forward = inferConv2DType(
+      errors, getType(), getFilter().getType(), RankedTensorType(),
+      getStrides(), getPadding(), getDilation(), getGroups());
+  if (failed(forward))
+    return failure();
+  return expectGradOutputType(*this, *forward, getGradOutput().getType());
+}
+
+LogicalResult Conv2DGradFilterOp::verify() {
+  ShapeErrors errors(getLoc(), getOperationName());
+  FailureOr<RankedTensorType> forward = inferConv2DType(
+      errors, getInput().getType(), getType(), RankedTensorType(), getStrides(),
+      getPadding(), getDilation(), getGroups());
+  if (failed(forward))
+    return failure();
+  return expectGradOutputType(*this, *forward, getGradOutput().getType());
+}
+
+LogicalResult
+BatchNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> input =
+      errors.tensor(adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  FailureOr<RankedTensorType> channel =
+      errors.tensor(adaptor.getScale(), "scale");
+  if (failed(channel) ||
+      failed(errors.expectRank(*input, "input", {2, 4}, " (NC or NCHW)")) ||
+      failed(errors.sameElementType(*input, "input", *channel, "scale")))
+    return failure();
+  if (channel->getRank() != 1 || channel->getDimSize(0) != input->getDimSize(1))
+    return errors.fail("per-channel operands must have shape [",
+                       input->getDimSize(1), "] (the input's channels), got ",
+                       *channel);
+  inferred.push_back(*input);
+  inferred.append(2, *channel);
+  return success();
+}
+
+LogicalResult MaxPool2DGradOp::verify() {
+  ShapeErrors errors(getLoc(), getOperationName());
+  FailureOr<RankedTensorType> forward =
+      inferPool2DType(errors, getInput().getType(), getKernelSize(),
+                      getStrides(), getPadding(), getDilation(), getCeilMode());
+  if (failed(forward))
+    return failure();
+  return expectGradOutputType(*this, *forward, getGradOutput().getType());
+}
+
+LogicalResult AvgPool2DGradOp::verify() {
+  ShapeErrors errors(getLoc(), getOperationName());
+  FailureOr<RankedTensorType> forward =
+      inferPool2DType(errors, getType(), getKernelSize(), getStrides(),
+                      getPadding(), /*dilation=*/{1, 1}, getCeilMode());
+  if (failed(forward))
+    return failure();
+  return expectGradOutputType(*this, *forward, getGradOutput().getType());
+}
+
+template <typename SoftmaxGradOp>
+static LogicalResult verifySoftmaxGrad(SoftmaxGradOp op) {
+  ShapeErrors errors(op.getLoc(), op.getOperationName());
+  return errors.axis(op.getAxis(), op.getOutput().getType().getRank(), "axis");
+}
+
+LogicalResult SoftmaxGradOp::verify() { return verifySoftmaxGrad(*this); }
+LogicalResult LogSoftmaxGradOp::verify() { return verifySoftmaxGrad(*this); }
+
+LogicalResult SoftmaxCrossEntropyGradOp::verify() {
+  SmallVector<Type> loss;
+  ShapeErrors errors(getLoc(), getOperationName());
+  SoftmaxCrossEntropyOp::Properties properties;
+  properties.reduction = getReductionAttr();
+  // The forward op's rule gives the loss type, which grad_loss must have.
+  if (failed(SoftmaxCrossEntropyOp::inferReturnTypes(
+          getContext(), getLoc(),
+          SoftmaxCrossEntropyOp::Adaptor({getLogits(), getLabels()},
+                                         DictionaryAttr(), properties),
+          loss)))
+    return failure();
+  if (loss.front() != getGradLoss().getType())
+    return emitOpError() << "grad_loss has type " << getGradLoss().getType()
+                         << ", but the loss has type " << loss.front();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+/// "0.9", "1e-08", "inf": numbers as a person writes them.
+static std::string shortNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+/// Common checks: the learning rate's element type is the parameter's, and
+/// each named hyper-parameter lies in its range.
+static LogicalResult
+verifyUpdate(Operation *op, RankedTensorType param, RankedTensorType lr,
+             ArrayRef<std::tuple<StringRef, double, double, double>> ranges) {
+  if (lr.getElementType() != param.getElementType())
+    return op->emitOpError()
+           << "lr must have the parameter's element type "
+           << param.getElementType() << ", got " << lr.getElementType();
+  for (auto [name, value, low, high] : ranges)
+    if (!(value >= low && value <= high))
+      return op->emitOpError()
+             << "'" << name << "' must be in [" << shortNumber(low) << ", "
+             << shortNumber(high) << "], got " << shortNumber(value);
+  return success();
+}
+
+static constexpr double kInf = HUGE_VAL;
+
+LogicalResult SgdOp::verify() {
+  return verifyUpdate(
+      *this, getParam().getType(), getLr().getType(),
+      {{"weight_decay", getWeightDecay().convertToDouble(), 0.0, kInf}});
+}
+
+LogicalResult MomentumOp::verify() {
+  return verifyUpdate(
+      *this, getParam().getType(), getLr().getType(),
+      {{"momentum", getMomentum().convertToDouble(), 0.0, 1.0},
+       {"weight_decay", getWeightDecay().convertToDouble(), 0.0, kInf}});
+}
+
+LogicalResult AdamOp::verify() {
+  RankedTensorType step = getStep().getType();
+  if (step.getRank() != 0 || !step.getElementType().isSignlessInteger(64))
+    return emitOpError() << "step must be a tensor<i64>, got " << step;
+  return verifyUpdate(
+      *this, getParam().getType(), getLr().getType(),
+      {{"beta1", getBeta1().convertToDouble(), 0.0, 1.0},
+       {"beta2", getBeta2().convertToDouble(), 0.0, 1.0},
+       {"epsilon", getEpsilon().convertToDouble(), 0.0, kInf},
+       {"weight_decay", getWeightDecay().convertToDouble(), 0.0, kInf}});
+}

@@ -1,0 +1,197 @@
+// Every verifier message of the math, gradient and optimizer ops.
+// RUN: fluid-opt %s -split-input-file -verify-diagnostics
+
+func.func @f(%dy: tensor<2x8x5x5xf32>, %w: tensor<8x4x3x3xf32>) {
+  // expected-error @+1 {{grad_output has type 'tensor<2x8x5x5xf32>', but the forward op's output would be 'tensor<2x8x5x4xf32>'}}
+  %0 = fluid.conv2d_grad_input %dy, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : (tensor<2x8x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<2x4x9x7xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<2x8x5x4xf32>, %x: tensor<2x4x9x7xf32>) {
+  // expected-error @+1 {{'fluid.conv2d_grad_filter' op input has 4 channels but the filter expects 2 per group x 1 groups = 2}}
+  %0 = fluid.conv2d_grad_filter %dy, %x {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : (tensor<2x8x5x4xf32>, tensor<2x4x9x7xf32>) -> tensor<8x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<2x8x5x5xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{per-channel operands must have shape [8] (the input's channels), got 'tensor<4xf32>'}}
+  %0:3 = fluid.batch_norm_grad %dy, %dy, %c, %c, %c : tensor<2x8x5x5xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<1x3x5x5xf32>, %x: tensor<1x3x10x11xf32>) {
+  // expected-error @+1 {{grad_output has type 'tensor<1x3x5x5xf32>', but the forward op's output would be 'tensor<1x3x5x6xf32>'}}
+  %0 = fluid.max_pool2d_grad %dy, %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<1x3x5x5xf32>, tensor<1x3x10x11xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<1x3x5x5xf32>) {
+  // expected-error @+1 {{grad_output has type 'tensor<1x3x5x5xf32>', but the forward op's output would be 'tensor<1x3x5x6xf32>'}}
+  %0 = fluid.avg_pool2d_grad %dy {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<1x3x5x5xf32> -> tensor<1x3x10x11xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x10xf32>) {
+  // expected-error @+1 {{'fluid.softmax_grad' op 'axis' 2 is out of range for rank 2}}
+  %0 = fluid.softmax_grad %x, %x {axis = 2 : i64} : tensor<4x10xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>, %l: tensor<4x10xf32>, %lab: tensor<4xi64>) {
+  // expected-error @+1 {{grad_loss has type 'tensor<4xf32>', but the loss has type 'tensor<f32>'}}
+  %0 = fluid.softmax_cross_entropy_grad %g, %l, %lab : tensor<4xf32>, tensor<4x10xf32>, tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<f32>, %l: tensor<4x10xf32>, %lab: tensor<3xi64>) {
+  // expected-error @+1 {{labels have batch size 3 but logits have batch size 4}}
+  %0 = fluid.softmax_cross_entropy_grad %g, %l, %lab : tensor<f32>, tensor<4x10xf32>, tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'tensor<4x3xf32>' does not broadcast to 'tensor<4x5xf32>'}}
+  %0 = fluid.broadcast_to %x : tensor<4x3xf32> -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{cannot change the element type}}
+  %0 = fluid.broadcast_to %x : tensor<4x3xf32> -> tensor<4x3xf64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{the result 'tensor<2x3xf32>' must broadcast to the input 'tensor<4x3xf32>'}}
+  %0 = fluid.sum_to %x : tensor<4x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{cannot change the element type}}
+  %0 = fluid.sum_to %x : tensor<4x3xf32> -> tensor<3xf64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{elements [4, 4 + 3) are outside the input's 6 along axis 1}}
+  %0 = fluid.slice %x {axis = 1 : i64, offset = 4 : i64} : tensor<4x6xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'axis' 2 is out of range for rank 2}}
+  %0 = fluid.slice %x {axis = 2 : i64, offset = 0 : i64} : tensor<4x6xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{the result differs from the input in dimension 0, which is not the axis}}
+  %0 = fluid.slice %x {axis = 1 : i64, offset = 0 : i64} : tensor<4x6xf32> -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{the result must have the input's rank and element type}}
+  %0 = fluid.slice %x {axis = 1 : i64, offset = 0 : i64} : tensor<4x6xf32> -> tensor<4x3xi32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xi64>) {
+  // expected-error @+1 {{cannot change the shape ('tensor<4xi64>' to 'tensor<2x2xf32>')}}
+  %0 = fluid.cast %x : tensor<4xi64> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%c: tensor<4xf32>, %a: tensor<4xf64>) {
+  // expected-error @+2 {{condition and on_true must have the same element type}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = fluid.select %c, %a, %a : tensor<4xf32>, tensor<4xf64>, tensor<4xf64> -> tensor<4xf64>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %lr: tensor<f64>) {
+  // expected-error @+1 {{lr must have the parameter's element type 'f32', got 'f64'}}
+  %0 = fluid.sgd %p, %p, %lr : tensor<4xf32>, tensor<f64>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'weight_decay' must be in [0, inf], got -1}}
+  %0 = fluid.sgd %p, %p, %lr {weight_decay = -1.0 : f64} : tensor<4xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'momentum' must be in [0, 1], got 1.5}}
+  %0:2 = fluid.momentum %p, %p, %p, %lr {momentum = 1.5 : f64} : tensor<4xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<2xi64>) {
+  // expected-error @+1 {{step must be a tensor<i64>, got 'tensor<2xi64>'}}
+  %0:3 = fluid.adam %p, %p, %p, %p, %lr, %step : tensor<4xf32>, tensor<f32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
+  // expected-error @+1 {{'beta2' must be in [0, 1], got 2}}
+  %0:3 = fluid.adam %p, %p, %p, %p, %lr, %step {beta2 = 2.0 : f64} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %lr: tensor<2xf32>) {
+  // expected-error @+1 {{operand #2 must be rank-0 tensor of f16, bf16, f32 or f64}}
+  %0 = fluid.sgd %p, %p, %lr : tensor<4xf32>, tensor<2xf32>
+  return
+}
