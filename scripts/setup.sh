@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache git python3 python3-numpy
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  python3-torch python3-torchvision
+  python3-torch python3-torchvision zlib1g-dev dataset-fashion-mnist
 )
 
 missing=()

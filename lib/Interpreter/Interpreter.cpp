@@ -2,7 +2,9 @@
 
 #include "fluid/Interpreter/Interpreter.h"
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/runtime/CpuGradKernels.h"
 #include "fluid/runtime/CpuKernels.h"
+#include "fluid/runtime/CpuOptimizerKernels.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -114,6 +116,18 @@ static fluid_reduce_params reduceParams(std::optional<ArrayRef<int64_t>> axes,
       p.axes[p.num_axes++] = axis < 0 ? axis + rank : axis;
   }
   return p;
+}
+
+static int32_t toRuntime(Reduction reduction) {
+  switch (reduction) {
+  case Reduction::Mean:
+    return FLUID_REDUCTION_MEAN;
+  case Reduction::Sum:
+    return FLUID_REDUCTION_SUM;
+  case Reduction::None:
+    return FLUID_REDUCTION_NONE;
+  }
+  return FLUID_REDUCTION_MEAN;
 }
 
 static int64_t normalizeAxis(int64_t axis, int64_t rank) {
@@ -268,13 +282,8 @@ LogicalResult FunctionRun::execute(Operation *op) {
           })
           .Case([&](SoftmaxCrossEntropyOp s) {
             fluid_tensor logits = in(s.getLogits()), labels = in(s.getLabels());
-            int32_t reduction = FLUID_REDUCTION_MEAN;
-            if (s.getReduction() == Reduction::Sum)
-              reduction = FLUID_REDUCTION_SUM;
-            else if (s.getReduction() == Reduction::None)
-              reduction = FLUID_REDUCTION_NONE;
             return fluid_cpu_softmax_cross_entropy(&logits, &labels, o,
-                                                   reduction);
+                                                   toRuntime(s.getReduction()));
           })
           .Case([&](MeanOp r) {
             fluid_tensor x = in(r.getInput());
@@ -287,6 +296,154 @@ LogicalResult FunctionRun::execute(Operation *op) {
             fluid_reduce_params p =
                 reduceParams(r.getAxes(), r.getKeepDims(), x.rank);
             return fluid_cpu_reduce_sum(&x, o, &p);
+          })
+          // Math and broadcasting.
+          .Case<NegOp, ExpOp, LogOp, CosOp, SqrtOp, FloorOp>([&](auto u) {
+            fluid_tensor x = in(u.getInput());
+            using OpT = decltype(u);
+            if constexpr (std::is_same_v<OpT, NegOp>)
+              return fluid_cpu_neg(&x, o);
+            else if constexpr (std::is_same_v<OpT, ExpOp>)
+              return fluid_cpu_exp(&x, o);
+            else if constexpr (std::is_same_v<OpT, LogOp>)
+              return fluid_cpu_log(&x, o);
+            else if constexpr (std::is_same_v<OpT, CosOp>)
+              return fluid_cpu_cos(&x, o);
+            else if constexpr (std::is_same_v<OpT, SqrtOp>)
+              return fluid_cpu_sqrt(&x, o);
+            else
+              return fluid_cpu_floor(&x, o);
+          })
+          .Case<PowOp, MinimumOp, MaximumOp, GreaterEqualOp>([&](auto b) {
+            fluid_tensor l = in(b.getLhs()), r = in(b.getRhs());
+            using OpT = decltype(b);
+            if constexpr (std::is_same_v<OpT, PowOp>)
+              return fluid_cpu_pow(&l, &r, o);
+            else if constexpr (std::is_same_v<OpT, MinimumOp>)
+              return fluid_cpu_minimum(&l, &r, o);
+            else if constexpr (std::is_same_v<OpT, MaximumOp>)
+              return fluid_cpu_maximum(&l, &r, o);
+            else
+              return fluid_cpu_greater_equal(&l, &r, o);
+          })
+          .Case([&](SelectOp s) {
+            fluid_tensor c = in(s.getCondition()), t = in(s.getOnTrue()),
+                         f = in(s.getOnFalse());
+            return fluid_cpu_select(&c, &t, &f, o);
+          })
+          .Case([&](CastOp c) {
+            fluid_tensor x = in(c.getInput());
+            return fluid_cpu_cast(&x, o);
+          })
+          .Case([&](BroadcastToOp b) {
+            fluid_tensor x = in(b.getInput());
+            return fluid_cpu_broadcast_to(&x, o);
+          })
+          .Case([&](SumToOp s) {
+            fluid_tensor x = in(s.getInput());
+            return fluid_cpu_sum_to(&x, o);
+          })
+          .Case([&](SliceOp s) {
+            fluid_tensor x = in(s.getInput());
+            return fluid_cpu_slice(&x, o, s.getAxis(), s.getOffset());
+          })
+          // Gradients.
+          .Case([&](Conv2DGradInputOp c) {
+            fluid_conv2d_params p = {};
+            copyArray(p.strides, c.getStrides());
+            copyArray(p.padding, c.getPadding());
+            copyArray(p.dilation, c.getDilation());
+            p.groups = c.getGroups();
+            fluid_tensor dy = in(c.getGradOutput()), w = in(c.getFilter());
+            return fluid_cpu_conv2d_grad_input(&dy, &w, o, &p);
+          })
+          .Case([&](Conv2DGradFilterOp c) {
+            fluid_conv2d_params p = {};
+            copyArray(p.strides, c.getStrides());
+            copyArray(p.padding, c.getPadding());
+            copyArray(p.dilation, c.getDilation());
+            p.groups = c.getGroups();
+            fluid_tensor dy = in(c.getGradOutput()), x = in(c.getInput());
+            return fluid_cpu_conv2d_grad_filter(&dy, &x, o, &p);
+          })
+          .Case([&](BatchNormGradOp bn) {
+            fluid_tensor dy = in(bn.getGradOutput()), x = in(bn.getInput()),
+                         g = in(bn.getScale()), m = in(bn.getSavedMean()),
+                         s = in(bn.getSavedInvStd());
+            return fluid_cpu_batch_norm_grad(&dy, &x, &g, &m, &s, &o[0], &o[1],
+                                             &o[2]);
+          })
+          .Case<ReluGradOp, SigmoidGradOp, TanhGradOp>([&](auto a) {
+            fluid_tensor dy = in(a.getGradOutput()), y = in(a.getOutput());
+            using OpT = decltype(a);
+            if constexpr (std::is_same_v<OpT, ReluGradOp>)
+              return fluid_cpu_relu_grad(&dy, &y, o);
+            else if constexpr (std::is_same_v<OpT, SigmoidGradOp>)
+              return fluid_cpu_sigmoid_grad(&dy, &y, o);
+            else
+              return fluid_cpu_tanh_grad(&dy, &y, o);
+          })
+          .Case([&](MaxPool2DGradOp pool) {
+            fluid_max_pool2d_params p = {};
+            copyArray(p.kernel, pool.getKernelSize());
+            copyArray(p.strides, pool.getStrides());
+            copyArray(p.padding, pool.getPadding());
+            copyArray(p.dilation, pool.getDilation());
+            p.ceil_mode = pool.getCeilMode();
+            fluid_tensor dy = in(pool.getGradOutput()), x = in(pool.getInput());
+            return fluid_cpu_max_pool2d_grad(&dy, &x, o, &p);
+          })
+          .Case([&](AvgPool2DGradOp pool) {
+            fluid_avg_pool2d_params p = {};
+            copyArray(p.kernel, pool.getKernelSize());
+            copyArray(p.strides, pool.getStrides());
+            copyArray(p.padding, pool.getPadding());
+            p.ceil_mode = pool.getCeilMode();
+            p.count_include_pad = pool.getCountIncludePad();
+            fluid_tensor dy = in(pool.getGradOutput());
+            return fluid_cpu_avg_pool2d_grad(&dy, o, &p);
+          })
+          .Case([&](SoftmaxGradOp s) {
+            fluid_tensor dy = in(s.getGradOutput()), y = in(s.getOutput());
+            return fluid_cpu_softmax_grad(&dy, &y, o,
+                                          normalizeAxis(s.getAxis(), y.rank));
+          })
+          .Case([&](LogSoftmaxGradOp s) {
+            fluid_tensor dy = in(s.getGradOutput()), y = in(s.getOutput());
+            return fluid_cpu_log_softmax_grad(
+                &dy, &y, o, normalizeAxis(s.getAxis(), y.rank));
+          })
+          .Case([&](SoftmaxCrossEntropyGradOp s) {
+            fluid_tensor g = in(s.getGradLoss()), logits = in(s.getLogits()),
+                         labels = in(s.getLabels());
+            return fluid_cpu_softmax_cross_entropy_grad(
+                &g, &logits, &labels, o, toRuntime(s.getReduction()));
+          })
+          // Optimizer updates.
+          .Case([&](SgdOp u) {
+            fluid_sgd_params p = {u.getWeightDecay().convertToDouble()};
+            fluid_tensor w = in(u.getParam()), g = in(u.getGrad()),
+                         lr = in(u.getLr());
+            return fluid_cpu_sgd(&w, &g, &lr, o, &p);
+          })
+          .Case([&](MomentumOp u) {
+            fluid_momentum_params p = {u.getMomentum().convertToDouble(),
+                                       u.getWeightDecay().convertToDouble(),
+                                       u.getNesterov()};
+            fluid_tensor w = in(u.getParam()), g = in(u.getGrad()),
+                         v = in(u.getVelocity()), lr = in(u.getLr());
+            return fluid_cpu_momentum(&w, &g, &v, &lr, &o[0], &o[1], &p);
+          })
+          .Case([&](AdamOp u) {
+            fluid_adam_params p = {
+                u.getBeta1().convertToDouble(), u.getBeta2().convertToDouble(),
+                u.getEpsilon().convertToDouble(),
+                u.getWeightDecay().convertToDouble(), u.getDecoupled()};
+            fluid_tensor w = in(u.getParam()), g = in(u.getGrad()),
+                         m = in(u.getExpAvg()), v = in(u.getExpAvgSq()),
+                         lr = in(u.getLr()), step = in(u.getStep());
+            return fluid_cpu_adam(&w, &g, &m, &v, &lr, &step, &o[0], &o[1],
+                                  &o[2], &p);
           })
           .Default([&](Operation *) {
             supported = false;

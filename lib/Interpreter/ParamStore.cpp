@@ -1,11 +1,10 @@
 //===- ParamStore.cpp - The values of a program's parameters --------------===//
 
 #include "fluid/Interpreter/ParamStore.h"
+#include "fluid/Dialect/Fluid/IR/EntryPoint.h"
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 #include "fluid/runtime/Init.h"
 #include "fluid/runtime/Safetensors.h"
-
-#include "llvm/ADT/StringSet.h"
 
 #include <memory>
 
@@ -97,6 +96,8 @@ llvm::Expected<ParamStore> ParamStore::initialize(ModuleOp module,
     }
     store.values[name] = *tensor;
     store.order.push_back(name.str());
+    if (param->hasAttr(kOptimizerStateAttrName))
+      store.optimizerState.insert(name);
   }
   return store;
 }
@@ -125,11 +126,14 @@ llvm::Error ParamStore::load(StringRef path,
   for (const std::string &name : order) {
     HostTensor &value = values[name];
     fluid_tensor info;
-    if (fluid_safetensors_info(reader.get(), name.c_str(), &info) != FLUID_OK)
+    if (fluid_safetensors_info(reader.get(), name.c_str(), &info) != FLUID_OK) {
+      if (optimizerState.contains(name))
+        continue;
       return llvm::createStringError(
           "%s has no tensor '%s' for parameter @%s (%s)", pathString.c_str(),
           name.c_str(), name.c_str(),
           describe(value.getDType(), value.getShape()).c_str());
+    }
     ArrayRef<int64_t> fileShape(info.shape, info.rank);
     if (info.dtype != value.getDType() || fileShape != value.getShape())
       return llvm::createStringError(

@@ -29,6 +29,11 @@ void WindowAxis::tapsReadingInput(int64_t o, int64_t &begin,
   begin = std::min(begin, end);
 }
 
+int64_t WindowAxis::paddedWindowCells(int64_t o) const {
+  int64_t start = o * stride - padBefore;
+  return std::min(kernel, extent + padAfter - start);
+}
+
 WindowAxis cpu::makeWindowAxis(const std::string &axisName, int64_t extent,
                                int64_t padBefore, int64_t padAfter,
                                int64_t kernel, int64_t stride, int64_t dilation,
@@ -75,4 +80,39 @@ void cpu::requireWindowsTouchInput(const WindowAxis &axis,
       fail("the window of output " + axisName + " index " + std::to_string(o) +
            " covers only padding (padding too large for the kernel)");
   }
+}
+
+Shape Conv2dGeometry::outputShape() const {
+  return {batch, outChannels, rows.outSize, cols.outSize};
+}
+
+Conv2dGeometry
+cpu::makeConv2dGeometry(const CheckedTensor &input, const CheckedTensor &filter,
+                        const int64_t strides[2], const int64_t padding[4],
+                        const int64_t dilation[2], int64_t groups) {
+  Conv2dGeometry g;
+  g.batch = input.dim(0);
+  g.inChannels = input.dim(1);
+  g.outChannels = filter.dim(0);
+  g.groups = groups;
+  if (groups < 1)
+    fail("groups must be >= 1, got " + std::to_string(groups));
+  if (g.inChannels % groups != 0)
+    fail("input channels " + std::to_string(g.inChannels) + " (" + input.name +
+         " dimension 1) are not divisible by groups " + std::to_string(groups));
+  if (g.outChannels % groups != 0)
+    fail("output channels " + std::to_string(g.outChannels) + " (" +
+         filter.name + " dimension 0) are not divisible by groups " +
+         std::to_string(groups));
+  if (filter.dim(1) != g.inChannelsPerGroup())
+    fail(filter.name + " shape " + formatShape(filter.shape) +
+         " needs dimension 1 = input channels / groups = " +
+         std::to_string(g.inChannelsPerGroup()));
+  g.rows = makeWindowAxis("height", input.dim(2), padding[0], padding[2],
+                          filter.dim(2), strides[0], dilation[0],
+                          /*ceilMode=*/false);
+  g.cols = makeWindowAxis("width", input.dim(3), padding[1], padding[3],
+                          filter.dim(3), strides[1], dilation[1],
+                          /*ceilMode=*/false);
+  return g;
 }

@@ -10,6 +10,8 @@
 #ifndef FLUID_RUNTIME_CPU_SLIDINGWINDOW_H
 #define FLUID_RUNTIME_CPU_SLIDINGWINDOW_H
 
+#include "TensorChecks.h"
+
 #include <cstdint>
 #include <string>
 
@@ -37,6 +39,11 @@ struct WindowAxis {
   /// The taps [begin, end) of output `o` that read inside [0, extent);
   /// empty when its window covers only padding.
   void tapsReadingInput(int64_t o, int64_t &begin, int64_t &end) const;
+
+  /// The number of window cells of output `o` inside the padded extent
+  /// [-padBefore, extent + padAfter), for dilation 1: average pooling's
+  /// divisor with count_include_pad.
+  int64_t paddedWindowCells(int64_t o) const;
 };
 
 /// Validates the window attributes along the axis called `axisName`
@@ -53,6 +60,28 @@ WindowAxis makeWindowAxis(const std::string &axisName, int64_t extent,
 /// average).
 void requireWindowsTouchInput(const WindowAxis &axis,
                               const std::string &axisName);
+
+/// The validated geometry of a conv2d and of its gradients: an input of
+/// shape [batch, inChannels, rows.extent, cols.extent] and a filter of shape
+/// [outChannels, inChannels / groups, rows.kernel, cols.kernel].
+struct Conv2dGeometry {
+  int64_t batch, inChannels, outChannels, groups;
+  WindowAxis rows, cols;
+
+  int64_t inChannelsPerGroup() const { return inChannels / groups; }
+  int64_t outChannelsPerGroup() const { return outChannels / groups; }
+  /// [batch, outChannels, rows.outSize, cols.outSize].
+  Shape outputShape() const;
+};
+
+/// Checks that `input` and `filter` (rank 4, already checked) make a conv2d
+/// with these attributes: groups divides both channel counts, the filter
+/// has inChannels / groups channels, and the window attributes are valid.
+Conv2dGeometry makeConv2dGeometry(const CheckedTensor &input,
+                                  const CheckedTensor &filter,
+                                  const int64_t strides[2],
+                                  const int64_t padding[4],
+                                  const int64_t dilation[2], int64_t groups);
 
 } // namespace fluid::rt::cpu
 

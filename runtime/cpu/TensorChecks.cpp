@@ -115,3 +115,34 @@ void cpu::requireParams(const void *params) {
   if (!params)
     fail("params is null");
 }
+
+AxisSplit cpu::splitAtAxis(const CheckedTensor &t, int64_t axis) {
+  if (axis < 0 || axis >= t.rank())
+    fail("axis " + std::to_string(axis) + " is outside [0, " +
+         std::to_string(t.rank()) + ") for " + t.name + " shape " +
+         formatShape(t.shape));
+  AxisSplit split;
+  for (int64_t d = 0; d < axis; ++d)
+    split.outer *= t.dim(d);
+  split.length = t.dim(axis);
+  for (int64_t d = axis + 1; d < t.rank(); ++d)
+    split.inner *= t.dim(d);
+  return split;
+}
+
+std::vector<int64_t> cpu::readClassLabels(const CheckedTensor &labels,
+                                          int64_t classes) {
+  if (labels.dtype() != FLUID_I64 && labels.dtype() != FLUID_I32)
+    fail(labels.name + " has dtype " + dtypeName(labels.dtype()) +
+         "; expected i64 or i32");
+  std::vector<int64_t> values(labels.numel);
+  for (int64_t i = 0; i < labels.numel; ++i)
+    values[i] = labels.dtype() == FLUID_I64 ? labels.data<int64_t>()[i]
+                                            : labels.data<int32_t>()[i];
+  for (int64_t i = 0; i < labels.numel; ++i)
+    if (values[i] < 0 || values[i] >= classes)
+      fail("label " + std::to_string(values[i]) + " in row " +
+           std::to_string(i) + " is outside [0, " + std::to_string(classes) +
+           ")");
+  return values;
+}

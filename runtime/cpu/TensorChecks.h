@@ -64,6 +64,19 @@ void requireFloat(const CheckedTensor &t);
 /// Fails unless the parameter struct pointer is non-null.
 void requireParams(const void *params);
 
+/// A tensor seen as [outer, length, inner] around one of its axes.
+struct AxisSplit {
+  int64_t outer = 1, length = 1, inner = 1;
+};
+
+/// Splits `t` around `axis`, failing unless axis is in [0, rank).
+AxisSplit splitAtAxis(const CheckedTensor &t, int64_t axis);
+
+/// Reads class labels (i64 or i32) as int64, failing unless each is in
+/// [0, classes), with a message naming the row and the value.
+std::vector<int64_t> readClassLabels(const CheckedTensor &labels,
+                                     int64_t classes);
+
 /// Calls `body(T{})` with T the C++ type of the float dtype `dtype`
 /// (already checked by requireFloat).
 template <typename Fn> void dispatchFloat(int32_t dtype, Fn &&body) {

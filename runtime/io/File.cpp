@@ -88,6 +88,11 @@ void InputFile::read(int64_t offset, void *destination, int64_t count,
 
 AtomicOutputFile::AtomicOutputFile(std::string path)
     : path_(std::move(path)), temporaryPath_(path_ + ".tmp-XXXXXX") {
+  // Renaming over a device or a directory would replace it (/dev/null
+  // becoming a regular file): only regular files are replaced.
+  struct stat existing;
+  if (::stat(path_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))
+    failIo(path_, "exists and is not a regular file; refusing to replace it");
   fd_ = ::mkostemp(temporaryPath_.data(), O_CLOEXEC);
   if (fd_ < 0)
     failIo(path_, "cannot create temporary file " + temporaryPath_ + ": " +

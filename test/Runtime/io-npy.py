@@ -177,7 +177,7 @@ def write_failures_name_the_file_and_clean_up():
                  missing)
     directory = path("a-directory.npy")
     os.mkdir(directory)
-    expect_error(IO, ["cannot rename"],
+    expect_error(IO, ["not a regular file"],
                  lambda: lib.fluid_npy_write(directory.encode(),
                                              ctypes.byref(t)), directory)
     leftovers = [n for n in os.listdir(WORK) if ".tmp-" in n]

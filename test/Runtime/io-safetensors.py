@@ -333,7 +333,7 @@ def write_failures_name_the_file_and_clean_up():
                    [missing, "cannot create temporary file"])
     directory = path("a-directory.safetensors")
     os.mkdir(directory)
-    expect_message(write(directory, tensors), IO, [directory, "cannot rename"])
+    expect_message(write(directory, tensors), IO, [directory, "not a regular file"])
     leftovers = [n for n in os.listdir(WORK) if ".tmp-" in n]
     assert not leftovers, leftovers
 

@@ -30,6 +30,7 @@ int main(int argc, char **argv) {
   registerSymbolDCEPass();
   registerInlinerPass();
   fluid::registerFluidPasses();
+  fluid::registerFluidPipelines();
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv,

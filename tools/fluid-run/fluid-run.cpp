@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fluid/Dialect/Fluid/IR/EntryPoint.h"
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 #include "fluid/Interpreter/Interpreter.h"
 #include "fluid/Support/InputGuards.h"
@@ -70,10 +71,19 @@ static cl::opt<std::string> saveParams(
              "statistics, or freshly initialized weights) to a safetensors "
              "file"),
     cl::value_desc("FILE.safetensors"), cl::cat(runCategory));
+static cl::opt<unsigned> repeat(
+    "repeat",
+    cl::desc("Run the function N times on the same inputs, parameters "
+             "carrying over (e.g. N training steps); prints every run's "
+             "outputs, prefixed 'run K:'"),
+    cl::init(1), cl::cat(runCategory));
 static cl::opt<unsigned>
     printCount("print-values",
                cl::desc("How many leading values of each output to print"),
                cl::init(6), cl::cat(runCategory));
+
+/// The run being printed, with --repeat.
+static unsigned runIndex = 0;
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "fluid-run: error: " << message << "\n";
@@ -85,41 +95,6 @@ static std::string argumentName(func::FuncOp func, unsigned index) {
   if (auto name = func.getArgAttrOfType<StringAttr>(index, "fluid.name"))
     return name.str();
   return "arg" + std::to_string(index);
-}
-
-/// The entry function, chosen as --help describes, or a message saying why
-/// there is none.
-static FailureOr<func::FuncOp> findEntry(ModuleOp module, std::string &why) {
-  SmallVector<func::FuncOp> all, marked, visible;
-  for (func::FuncOp func : module.getOps<func::FuncOp>()) {
-    if (func.isExternal())
-      continue;
-    all.push_back(func);
-    if (func->hasAttr("fluid.entry"))
-      marked.push_back(func);
-    if (func.isPublic())
-      visible.push_back(func);
-  }
-  auto listAll = [&] {
-    std::string names;
-    for (func::FuncOp func : all)
-      names += (names.empty() ? "@" : ", @") + func.getSymName().str();
-    return names.empty() ? std::string("none") : names;
-  };
-  if (!entryName.empty()) {
-    for (func::FuncOp func : all)
-      if (func.getSymName() == entryName)
-        return func;
-    why = "no function @" + entryName + " to run; the program has " + listAll();
-    return failure();
-  }
-  if (marked.size() == 1)
-    return marked.front();
-  if (marked.empty() && visible.size() == 1)
-    return visible.front();
-  why = "cannot choose the function to run among " + listAll() +
-        "; pass --entry NAME";
-  return failure();
 }
 
 /// The class count of the loss that reads `arg` as labels, if any.
@@ -222,6 +197,8 @@ static llvm::Error readInputs(func::FuncOp func,
 
 /// Prints "output #i: [shape] dtype  values: ...  sum: ...  sum|x|: ...".
 static void printSummary(unsigned index, const HostTensor &tensor) {
+  if (repeat > 1)
+    llvm::outs() << "run " << runIndex << ": ";
   llvm::outs() << "output #" << index << ": "
                << describe(tensor.getDType(), tensor.getShape());
   int64_t count = tensor.getNumElements();
@@ -281,9 +258,9 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
 
   std::string why;
-  FailureOr<func::FuncOp> entry = findEntry(*module, why);
+  FailureOr<func::FuncOp> entry = findEntryFunction(*module, entryName, why);
   if (failed(entry))
-    return fail(why);
+    return fail(why + (entryName.empty() ? "; pass --entry NAME" : ""));
   func::FuncOp func = *entry;
 
   llvm::Expected<ParamStore> params = ParamStore::initialize(*module, seed);
@@ -322,10 +299,19 @@ int main(int argc, char **argv) {
     inputs[i] = *generated;
   }
 
+  if (repeat < 1)
+    return fail("--repeat must be at least 1");
   Interpreter interpreter(*params);
-  FailureOr<SmallVector<HostTensor>> outputs = interpreter.run(func, inputs);
-  if (failed(outputs))
-    return EXIT_FAILURE;
+  FailureOr<SmallVector<HostTensor>> outputs;
+  for (runIndex = 0; runIndex < repeat; ++runIndex) {
+    outputs = interpreter.run(func, inputs);
+    if (failed(outputs))
+      return EXIT_FAILURE;
+    if (runIndex + 1 < repeat)
+      for (auto [i, output] : llvm::enumerate(*outputs))
+        printSummary(i, output);
+  }
+  runIndex = repeat - 1;
 
   if (!saveOutputs.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(saveOutputs))

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::fluid {
 
@@ -25,9 +26,11 @@ public:
   static llvm::Expected<ParamStore> initialize(ModuleOp module, uint64_t seed);
 
   /// Replaces the values of the parameters found in the safetensors file
-  /// `path`. Every parameter must be in the file with its exact dtype and
-  /// shape; tensors of the file that are no parameter are ignored, and
-  /// their names are appended to `ignored`.
+  /// `path`. Every model parameter must be in the file with its exact dtype
+  /// and shape; optimizer state (marked fluid.optimizer_state) absent from
+  /// it keeps its value, so a PyTorch state dict starts a training run.
+  /// Tensors of the file that are no parameter are ignored; their names are
+  /// appended to `ignored`.
   llvm::Error load(StringRef path, SmallVectorImpl<std::string> &ignored);
 
   /// Writes every parameter to `path` (safetensors, written atomically).
@@ -42,6 +45,7 @@ public:
 private:
   llvm::StringMap<HostTensor> values;
   std::vector<std::string> order;
+  llvm::StringSet<> optimizerState;
 };
 
 } // namespace mlir::fluid

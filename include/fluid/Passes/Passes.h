@@ -14,6 +14,9 @@ namespace mlir::fluid {
 #define GEN_PASS_REGISTRATION
 #include "fluid/Passes/Passes.h.inc"
 
+/// Registers --fluid-build-training and the other pass pipelines.
+void registerFluidPipelines();
+
 } // namespace mlir::fluid
 
 #endif // FLUID_PASSES_PASSES_H

@@ -274,13 +274,15 @@ LogicalResult BatchNormInferenceOp::inferReturnTypes(
 
 static LogicalResult inferBroadcast(StringRef opName,
                                     std::optional<Location> loc, Value lhsValue,
-                                    Value rhsValue,
+                                    Value rhsValue, bool allowIntegers,
                                     SmallVectorImpl<Type> &inferred) {
   ShapeErrors errors(loc, opName);
-  FailureOr<RankedTensorType> lhs = errors.tensor(lhsValue, "lhs");
+  FailureOr<RankedTensorType> lhs =
+      errors.tensor(lhsValue, "lhs", /*requireFloat=*/!allowIntegers);
   if (failed(lhs))
     return failure();
-  FailureOr<RankedTensorType> rhs = errors.tensor(rhsValue, "rhs");
+  FailureOr<RankedTensorType> rhs =
+      errors.tensor(rhsValue, "rhs", /*requireFloat=*/!allowIntegers);
   if (failed(rhs) || failed(errors.sameElementType(*lhs, "lhs", *rhs, "rhs")))
     return failure();
   FailureOr<SmallVector<int64_t>> shape = broadcastShapes(errors, *lhs, *rhs);
@@ -290,21 +292,22 @@ static LogicalResult inferBroadcast(StringRef opName,
   return success();
 }
 
-#define FLUID_BROADCAST_INFER(OP)                                              \
-  LogicalResult OP::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
-      SmallVectorImpl<Type> &inferred) {                                       \
+#define FLUID_BROADCAST_INFER(OP, INTEGERS)                                    \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &inferred) {        \
     return inferBroadcast(getOperationName(), loc, adaptor.getLhs(),           \
-                          adaptor.getRhs(), inferred);                         \
+                          adaptor.getRhs(), INTEGERS, inferred);               \
   }
-FLUID_BROADCAST_INFER(AddOp)
-FLUID_BROADCAST_INFER(SubOp)
-FLUID_BROADCAST_INFER(MulOp)
-FLUID_BROADCAST_INFER(DivOp)
-FLUID_BROADCAST_INFER(PowOp)
-FLUID_BROADCAST_INFER(MinimumOp)
-FLUID_BROADCAST_INFER(MaximumOp)
-FLUID_BROADCAST_INFER(GreaterEqualOp)
+FLUID_BROADCAST_INFER(AddOp, true)
+FLUID_BROADCAST_INFER(SubOp, true)
+FLUID_BROADCAST_INFER(MulOp, true)
+FLUID_BROADCAST_INFER(DivOp, false)
+FLUID_BROADCAST_INFER(PowOp, false)
+FLUID_BROADCAST_INFER(MinimumOp, false)
+FLUID_BROADCAST_INFER(MaximumOp, false)
+FLUID_BROADCAST_INFER(GreaterEqualOp, false)
 #undef FLUID_BROADCAST_INFER
 
 //===----------------------------------------------------------------------===//

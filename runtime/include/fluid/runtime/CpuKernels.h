@@ -133,7 +133,8 @@ fluid_status fluid_cpu_tanh(const fluid_tensor *input, fluid_tensor *output);
 
 /// Binary ops with NumPy broadcasting: shapes aligned from the right, each
 /// dimension equal or 1 (a rank-0 operand broadcasts everywhere); output has
-/// the broadcast shape.
+/// the broadcast shape. add, sub and mul also take i32 and i64 operands
+/// (step counters), whose overflow wraps.
 fluid_status fluid_cpu_add(const fluid_tensor *lhs, const fluid_tensor *rhs,
                            fluid_tensor *output);
 fluid_status fluid_cpu_sub(const fluid_tensor *lhs, const fluid_tensor *rhs,

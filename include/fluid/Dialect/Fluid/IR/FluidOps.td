@@ -226,7 +226,8 @@ def Fluid_ReluOp : Fluid_UnaryOp<"relu", "max(x, 0)">;
 def Fluid_SigmoidOp : Fluid_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Fluid_TanhOp : Fluid_UnaryOp<"tanh", "tanh(x)">;
 
-class Fluid_BinaryOp<string mnemonic, string formula>
+class Fluid_BinaryOp<string mnemonic, string formula,
+                     Type operandType = Fluid_FloatTensor>
     : Fluid_InferOp<mnemonic> {
   let summary = "Elementwise " # formula # " with NumPy broadcasting";
   let description = [{
@@ -237,16 +238,17 @@ class Fluid_BinaryOp<string mnemonic, string formula>
     %y = fluid.}] # mnemonic # [{ %a, %b : tensor<8x64x7x7xf32>, tensor<8x64x1x1xf32> -> tensor<8x64x7x7xf32>
     ```
   }];
-  let arguments = (ins Fluid_FloatTensor:$lhs, Fluid_FloatTensor:$rhs);
-  let results = (outs Fluid_FloatTensor:$output);
+  let arguments = (ins operandType:$lhs, operandType:$rhs);
+  let results = (outs operandType:$output);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($output)
   }];
 }
 
-def Fluid_AddOp : Fluid_BinaryOp<"add", "lhs + rhs">;
-def Fluid_SubOp : Fluid_BinaryOp<"sub", "lhs - rhs">;
-def Fluid_MulOp : Fluid_BinaryOp<"mul", "lhs * rhs">;
+// Integer arithmetic counts steps; the rest is floating point.
+def Fluid_AddOp : Fluid_BinaryOp<"add", "lhs + rhs", Fluid_Tensor>;
+def Fluid_SubOp : Fluid_BinaryOp<"sub", "lhs - rhs", Fluid_Tensor>;
+def Fluid_MulOp : Fluid_BinaryOp<"mul", "lhs * rhs", Fluid_Tensor>;
 def Fluid_DivOp : Fluid_BinaryOp<"div", "lhs / rhs">;
 
 //===----------------------------------------------------------------------===//

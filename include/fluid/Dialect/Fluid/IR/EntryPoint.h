@@ -1,0 +1,28 @@
+//===- EntryPoint.h - Which function of a program is the model ------------===//
+
+#ifndef FLUID_DIALECT_FLUID_IR_ENTRYPOINT_H
+#define FLUID_DIALECT_FLUID_IR_ENTRYPOINT_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::fluid {
+
+/// The unit attribute that marks a program's entry function.
+constexpr StringLiteral kEntryAttrName = "fluid.entry";
+
+/// The unit attribute of parameters that hold optimizer state (step
+/// counter, momentum buffers, Adam moments) rather than the model.
+constexpr StringLiteral kOptimizerStateAttrName = "fluid.optimizer_state";
+
+/// The function named `name`, or, when `name` is empty, the one function
+/// marked `fluid.entry`, else the only public function with a body. On
+/// failure `why` says what the program has instead.
+FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef name,
+                                          std::string &why);
+
+} // namespace mlir::fluid
+
+#endif // FLUID_DIALECT_FLUID_IR_ENTRYPOINT_H

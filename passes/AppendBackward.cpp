@@ -1,0 +1,473 @@
+//===- AppendBackward.cpp - --fluid-append-backward -----------------------===//
+//
+// Reverse-mode automatic differentiation of a loss function. The forward
+// ops stay as they are; the gradient rules are appended after them, from
+// the last forward op to the first, so every activation the backward pass
+// reads is an SSA value of the forward pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fluid/Dialect/Fluid/IR/EntryPoint.h"
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::fluid {
+#define GEN_PASS_DEF_FLUIDAPPENDBACKWARD
+#include "fluid/Passes/Passes.h.inc"
+} // namespace mlir::fluid
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+namespace {
+
+/// Builds the backward pass of one function.
+class BackwardBuilder {
+public:
+  BackwardBuilder(func::FuncOp func, ModuleOp module)
+      : func(func), module(module), builder(func.getContext()) {}
+
+  LogicalResult build();
+
+private:
+  /// Which values depend on a trainable parameter (and so need gradients).
+  void findDifferentiableValues();
+  /// Applies `op`'s gradient rule, given the gradients of its results.
+  LogicalResult differentiate(Operation *op);
+  /// Adds `grad` to the gradient of `value` (if `value` needs one).
+  void accumulate(Value value, Value grad);
+
+  /// A rank-0 constant of `type`'s element type.
+  Value scalar(Location loc, RankedTensorType type, double value);
+  /// `grad` summed down to `type` (the gradient of a broadcast operand).
+  Value sumTo(Location loc, Value grad, RankedTensorType type);
+
+  func::FuncOp func;
+  ModuleOp module;
+  OpBuilder builder;
+  DenseSet<Value> differentiable;
+  DenseMap<Value, Value> grads;
+};
+
+void BackwardBuilder::findDifferentiableValues() {
+  func.walk([&](Operation *op) {
+    if (auto get = dyn_cast<GetParamOp>(op)) {
+      auto param =
+          SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, get.getNameAttr());
+      if (param && param.getTrainable() && isFloatTensor(get.getType()))
+        differentiable.insert(get.getResult());
+      return;
+    }
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return differentiable.contains(v); }))
+      for (Value result : op->getResults())
+        if (isFloatTensor(result.getType()))
+          differentiable.insert(result);
+  });
+}
+
+void BackwardBuilder::accumulate(Value value, Value grad) {
+  if (!differentiable.contains(value))
+    return;
+  auto [it, inserted] = grads.try_emplace(value, grad);
+  if (!inserted)
+    it->second = AddOp::create(builder, grad.getLoc(), it->second, grad);
+}
+
+Value BackwardBuilder::scalar(Location loc, RankedTensorType type,
+                              double value) {
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
+  return ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(scalarType,
+                             FloatAttr::get(type.getElementType(), value)));
+}
+
+Value BackwardBuilder::sumTo(Location loc, Value grad, RankedTensorType type) {
+  if (grad.getType() == type)
+    return grad;
+  return SumToOp::create(builder, loc, type, grad);
+}
+
+/// Dimensions kept (as 1) by a reduction, for reshaping its gradient back.
+static SmallVector<int64_t> keptShape(RankedTensorType input,
+                                      std::optional<ArrayRef<int64_t>> axes) {
+  SmallVector<int64_t> shape(input.getShape());
+  int64_t rank = input.getRank();
+  if (!axes) {
+    std::fill(shape.begin(), shape.end(), 1);
+    return shape;
+  }
+  for (int64_t axis : *axes)
+    shape[axis < 0 ? axis + rank : axis] = 1;
+  return shape;
+}
+
+LogicalResult BackwardBuilder::differentiate(Operation *op) {
+  Location loc = op->getLoc();
+  auto gradOf = [&](Value v) { return grads.lookup(v); };
+  auto needs = [&](Value v) { return differentiable.contains(v); };
+  auto tensorType = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](Conv2DOp conv) {
+        Value dy = gradOf(conv.getOutput());
+        if (needs(conv.getInput()))
+          accumulate(conv.getInput(),
+                     Conv2DGradInputOp::create(
+                         builder, loc, conv.getInput().getType(), dy,
+                         conv.getFilter(), conv.getStridesAttr(),
+                         conv.getPaddingAttr(), conv.getDilationAttr(),
+                         conv.getGroupsAttr()));
+        if (needs(conv.getFilter()))
+          accumulate(conv.getFilter(),
+                     Conv2DGradFilterOp::create(
+                         builder, loc, conv.getFilter().getType(), dy,
+                         conv.getInput(), conv.getStridesAttr(),
+                         conv.getPaddingAttr(), conv.getDilationAttr(),
+                         conv.getGroupsAttr()));
+        if (conv.getBias() && needs(conv.getBias()))
+          accumulate(
+              conv.getBias(),
+              ReduceSumOp::create(builder, loc, dy,
+                                  builder.getDenseI64ArrayAttr({0, 2, 3}),
+                                  /*keep_dims=*/false));
+        return success();
+      })
+      .Case([&](BatchNormOp bn) {
+        // Only the normalized output is differentiated: the saved and the
+        // running statistics feed the backward pass and the next step.
+        Value dy = gradOf(bn.getOutput());
+        if (!dy)
+          return success();
+        auto grad = BatchNormGradOp::create(builder, loc, dy, bn.getInput(),
+                                            bn.getScale(), bn.getSavedMean(),
+                                            bn.getSavedInvStd());
+        accumulate(bn.getInput(), grad.getGradInput());
+        accumulate(bn.getScale(), grad.getGradScale());
+        accumulate(bn.getShift(), grad.getGradShift());
+        return success();
+      })
+      .Case([&](ReluOp relu) {
+        accumulate(relu.getInput(),
+                   ReluGradOp::create(builder, loc, gradOf(relu.getOutput()),
+                                      relu.getOutput()));
+        return success();
+      })
+      .Case([&](SigmoidOp sigmoid) {
+        accumulate(sigmoid.getInput(),
+                   SigmoidGradOp::create(builder, loc,
+                                         gradOf(sigmoid.getOutput()),
+                                         sigmoid.getOutput()));
+        return success();
+      })
+      .Case([&](TanhOp tanh) {
+        accumulate(tanh.getInput(),
+                   TanhGradOp::create(builder, loc, gradOf(tanh.getOutput()),
+                                      tanh.getOutput()));
+        return success();
+      })
+      .Case([&](AddOp add) {
+        Value dy = gradOf(add.getOutput());
+        if (needs(add.getLhs()))
+          accumulate(add.getLhs(), sumTo(loc, dy, add.getLhs().getType()));
+        if (needs(add.getRhs()))
+          accumulate(add.getRhs(), sumTo(loc, dy, add.getRhs().getType()));
+        return success();
+      })
+      .Case([&](SubOp sub) {
+        Value dy = gradOf(sub.getOutput());
+        if (needs(sub.getLhs()))
+          accumulate(sub.getLhs(), sumTo(loc, dy, sub.getLhs().getType()));
+        if (needs(sub.getRhs()))
+          accumulate(sub.getRhs(), sumTo(loc, NegOp::create(builder, loc, dy),
+                                         sub.getRhs().getType()));
+        return success();
+      })
+      .Case([&](MulOp mul) {
+        Value dy = gradOf(mul.getOutput());
+        if (needs(mul.getLhs()))
+          accumulate(mul.getLhs(),
+                     sumTo(loc, MulOp::create(builder, loc, dy, mul.getRhs()),
+                           mul.getLhs().getType()));
+        if (needs(mul.getRhs()))
+          accumulate(mul.getRhs(),
+                     sumTo(loc, MulOp::create(builder, loc, dy, mul.getLhs()),
+                           mul.getRhs().getType()));
+        return success();
+      })
+      .Case([&](DivOp div) {
+        // d(a/b)/da = 1/b; d(a/b)/db = -(a/b)/b.
+        Value dy = gradOf(div.getOutput());
+        if (needs(div.getLhs()))
+          accumulate(div.getLhs(),
+                     sumTo(loc, DivOp::create(builder, loc, dy, div.getRhs()),
+                           div.getLhs().getType()));
+        if (needs(div.getRhs())) {
+          Value quotient = DivOp::create(
+              builder, loc, MulOp::create(builder, loc, dy, div.getOutput()),
+              div.getRhs());
+          accumulate(div.getRhs(),
+                     sumTo(loc, NegOp::create(builder, loc, quotient),
+                           div.getRhs().getType()));
+        }
+        return success();
+      })
+      .Case([&](MaxPool2DOp pool) {
+        accumulate(pool.getInput(),
+                   MaxPool2DGradOp::create(
+                       builder, loc, pool.getInput().getType(),
+                       gradOf(pool.getOutput()), pool.getInput(),
+                       pool.getKernelSizeAttr(), pool.getStridesAttr(),
+                       pool.getPaddingAttr(), pool.getDilationAttr(),
+                       pool.getCeilModeAttr()));
+        return success();
+      })
+      .Case([&](AvgPool2DOp pool) {
+        accumulate(pool.getInput(),
+                   AvgPool2DGradOp::create(
+                       builder, loc, pool.getInput().getType(),
+                       gradOf(pool.getOutput()), pool.getKernelSizeAttr(),
+                       pool.getStridesAttr(), pool.getPaddingAttr(),
+                       pool.getCeilModeAttr(), pool.getCountIncludePadAttr()));
+        return success();
+      })
+      .Case([&](GlobalAvgPoolOp pool) {
+        RankedTensorType input = pool.getInput().getType();
+        Value spread = BroadcastToOp::create(builder, loc, input,
+                                             gradOf(pool.getOutput()));
+        double count = input.getDimSize(2) * input.getDimSize(3);
+        accumulate(pool.getInput(), DivOp::create(builder, loc, spread,
+                                                  scalar(loc, input, count)));
+        return success();
+      })
+      .Case([&](MatmulOp matmul) {
+        // With A' = op(A) and B' = op(B), dA' = dY B'^T and dB' = A'^T dY;
+        // each transposition flag below folds op() into the product.
+        Value dy = gradOf(matmul.getOutput());
+        Value a = matmul.getLhs(), b = matmul.getRhs();
+        bool ta = matmul.getTransposeLhs(), tb = matmul.getTransposeRhs();
+        auto product = [&](Value l, Value r, bool tl, bool tr) -> Value {
+          return MatmulOp::create(builder, loc, l, r, tl, tr);
+        };
+        if (needs(a))
+          accumulate(a, ta ? product(b, dy, tb, true)
+                           : product(dy, b, false, !tb));
+        if (needs(b))
+          accumulate(b, tb ? product(dy, a, true, ta)
+                           : product(a, dy, !ta, false));
+        return success();
+      })
+      .Case([&](LinearOp linear) {
+        // y = x W^T + b: dx = dy W, dW = dy^T x, db = sum over the batch.
+        Value dy = gradOf(linear.getOutput());
+        if (needs(linear.getInput()))
+          accumulate(linear.getInput(),
+                     MatmulOp::create(builder, loc, dy, linear.getWeight(),
+                                      false, false));
+        if (needs(linear.getWeight()))
+          accumulate(linear.getWeight(),
+                     MatmulOp::create(builder, loc, dy, linear.getInput(), true,
+                                      false));
+        if (linear.getBias() && needs(linear.getBias()))
+          accumulate(linear.getBias(),
+                     ReduceSumOp::create(builder, loc, dy,
+                                         builder.getDenseI64ArrayAttr({0}),
+                                         /*keep_dims=*/false));
+        return success();
+      })
+      .Case<ReshapeOp, FlattenOp>([&](Operation *reshape) {
+        Value input = reshape->getOperand(0);
+        accumulate(input, ReshapeOp::create(builder, loc, input.getType(),
+                                            gradOf(reshape->getResult(0))));
+        return success();
+      })
+      .Case([&](ConcatOp concat) {
+        Value dy = gradOf(concat.getOutput());
+        int64_t rank = concat.getOutput().getType().getRank();
+        // I64Attr getters return uint64_t; axes may be negative.
+        int64_t axis = static_cast<int64_t>(concat.getAxis());
+        if (axis < 0)
+          axis += rank;
+        int64_t offset = 0;
+        for (Value input : concat.getInputs()) {
+          RankedTensorType type = tensorType(input);
+          if (needs(input))
+            accumulate(input,
+                       SliceOp::create(builder, loc, type, dy, axis, offset));
+          offset += type.getDimSize(axis);
+        }
+        return success();
+      })
+      .Case([&](SoftmaxOp softmax) {
+        accumulate(
+            softmax.getInput(),
+            SoftmaxGradOp::create(builder, loc, gradOf(softmax.getOutput()),
+                                  softmax.getOutput(), softmax.getAxisAttr()));
+        return success();
+      })
+      .Case([&](LogSoftmaxOp logSoftmax) {
+        accumulate(logSoftmax.getInput(),
+                   LogSoftmaxGradOp::create(
+                       builder, loc, gradOf(logSoftmax.getOutput()),
+                       logSoftmax.getOutput(), logSoftmax.getAxisAttr()));
+        return success();
+      })
+      .Case([&](SoftmaxCrossEntropyOp loss) {
+        accumulate(loss.getLogits(),
+                   SoftmaxCrossEntropyGradOp::create(
+                       builder, loc, loss.getLogits().getType(),
+                       gradOf(loss.getLoss()), loss.getLogits(),
+                       loss.getLabels(), loss.getReductionAttr()));
+        return success();
+      })
+      .Case<MeanOp, ReduceSumOp>([&](Operation *reduce) {
+        Value input = reduce->getOperand(0);
+        RankedTensorType inputType = tensorType(input);
+        auto axes = reduce->getAttrOfType<DenseI64ArrayAttr>("axes");
+        std::optional<ArrayRef<int64_t>> axisList;
+        if (axes)
+          axisList = axes.asArrayRef();
+        SmallVector<int64_t> kept = keptShape(inputType, axisList);
+        Value dy = gradOf(reduce->getResult(0));
+        Value reshaped = ReshapeOp::create(
+            builder, loc,
+            RankedTensorType::get(kept, inputType.getElementType()), dy);
+        Value spread = BroadcastToOp::create(builder, loc, inputType, reshaped);
+        if (isa<MeanOp>(reduce)) {
+          int64_t count =
+              inputType.getNumElements() /
+              std::max<int64_t>(1, tensorType(reshaped).getNumElements());
+          spread = DivOp::create(builder, loc, spread,
+                                 scalar(loc, inputType, count));
+        }
+        accumulate(input, spread);
+        return success();
+      })
+      .Case([&](NegOp neg) {
+        accumulate(neg.getInput(),
+                   NegOp::create(builder, loc, gradOf(neg.getOutput())));
+        return success();
+      })
+      .Case([&](ExpOp exp) {
+        accumulate(exp.getInput(),
+                   MulOp::create(builder, loc, gradOf(exp.getOutput()),
+                                 exp.getOutput()));
+        return success();
+      })
+      .Case([&](LogOp log) {
+        accumulate(log.getInput(),
+                   DivOp::create(builder, loc, gradOf(log.getOutput()),
+                                 log.getInput()));
+        return success();
+      })
+      .Case([&](SqrtOp sqrt) {
+        // d sqrt(x) = 1 / (2 sqrt(x)).
+        Value half = DivOp::create(builder, loc, gradOf(sqrt.getOutput()),
+                                   sqrt.getOutput());
+        accumulate(sqrt.getInput(),
+                   DivOp::create(builder, loc, half,
+                                 scalar(loc, sqrt.getOutput().getType(), 2)));
+        return success();
+      })
+      .Case<GetParamOp, SetParamOp, ConstantOp>(
+          [&](Operation *) { return success(); })
+      .Default([&](Operation *other) {
+        return other->emitOpError()
+               << "has no gradient rule, but the loss depends on it through "
+                  "a trainable parameter";
+      });
+}
+
+LogicalResult BackwardBuilder::build() {
+  Block &body = func.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!ret || ret.getNumOperands() != 1 ||
+      !isFloatTensor(ret.getOperand(0).getType()) ||
+      cast<RankedTensorType>(ret.getOperand(0).getType()).getRank() != 0)
+    return (ret ? ret.getOperation() : func.getOperation())->emitError()
+           << "--fluid-append-backward: @" << func.getSymName()
+           << " must return exactly one scalar floating-point loss";
+  Value loss = ret.getOperand(0);
+
+  findDifferentiableValues();
+  builder.setInsertionPoint(ret);
+  SmallVector<Operation *> forward;
+  for (Operation &op : body.without_terminator())
+    forward.push_back(&op);
+
+  if (differentiable.contains(loss))
+    grads[loss] =
+        scalar(loss.getLoc(), cast<RankedTensorType>(loss.getType()), 1.0);
+  for (Operation *op : llvm::reverse(forward)) {
+    if (llvm::none_of(op->getResults(),
+                      [&](Value r) { return grads.contains(r); }))
+      continue;
+    if (failed(differentiate(op)))
+      return failure();
+  }
+
+  // One gradient per trainable parameter, summed over its reads.
+  llvm::MapVector<StringRef, Value> paramGrads;
+  SmallVector<ParamOp> trainable;
+  for (ParamOp param : module.getOps<ParamOp>())
+    if (param.getTrainable() && isFloatTensor(param.getType()))
+      trainable.push_back(param);
+  for (Operation *op : forward)
+    if (auto get = dyn_cast<GetParamOp>(op))
+      if (Value grad = grads.lookup(get.getResult())) {
+        Value &sum = paramGrads[get.getName()];
+        sum = sum ? AddOp::create(builder, get.getLoc(), sum, grad) : grad;
+      }
+
+  SmallVector<Value> results = {loss};
+  SmallVector<DictionaryAttr> resultAttrs = {builder.getDictionaryAttr(
+      builder.getNamedAttr("fluid.loss", builder.getUnitAttr()))};
+  for (ParamOp param : trainable) {
+    Value grad = paramGrads.lookup(param.getSymName());
+    if (!grad) {
+      RankedTensorType type = param.getTensorType();
+      grad = ConstantOp::create(
+          builder, param.getLoc(),
+          DenseElementsAttr::get(type,
+                                 FloatAttr::get(type.getElementType(), 0.0)));
+    }
+    results.push_back(grad);
+    resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+        "fluid.grad_of", FlatSymbolRefAttr::get(param.getSymNameAttr()))));
+  }
+  func::ReturnOp::create(builder, ret.getLoc(), results);
+  ret.erase();
+
+  SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  func.setType(builder.getFunctionType(func.getArgumentTypes(), resultTypes));
+  func.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+struct FluidAppendBackwardPass
+    : public mlir::fluid::impl::FluidAppendBackwardBase<
+          FluidAppendBackwardPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string why;
+    FailureOr<func::FuncOp> func = findEntryFunction(module, funcName, why);
+    if (failed(func)) {
+      module.emitError() << "--fluid-append-backward: " << why;
+      return signalPassFailure();
+    }
+    if (failed(BackwardBuilder(*func, module).build()))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

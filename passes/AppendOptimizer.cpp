@@ -1,0 +1,383 @@
+//===- AppendOptimizer.cpp - --fluid-append-optimizer ---------------------===//
+//
+// Completes a training step: from the gradients that --fluid-append-backward
+// returns, computes this step's learning rate from a step counter and
+// updates every parameter in place (get, update, set), with torch.optim's
+// rules. Everything is ordinary ops, so later passes can fold and fuse it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fluid/Dialect/Fluid/IR/EntryPoint.h"
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+#include <string>
+
+namespace mlir::fluid {
+#define GEN_PASS_DEF_FLUIDAPPENDOPTIMIZER
+#include "fluid/Passes/Passes.h.inc"
+} // namespace mlir::fluid
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+namespace {
+
+enum class Optimizer { Sgd, Momentum, Adam, AdamW };
+enum class Schedule { Constant, Step, MultiStep, Exponential, Cosine };
+
+/// The name of the step counter parameter.
+constexpr StringLiteral kGlobalStep = "global_step";
+
+struct FluidAppendOptimizerPass
+    : public mlir::fluid::impl::FluidAppendOptimizerBase<
+          FluidAppendOptimizerPass> {
+  using Base::Base;
+
+  /// Checks the options before any pass of the pipeline runs.
+  LogicalResult initialize(MLIRContext *context) override;
+  void runOnOperation() override;
+
+private:
+  Optimizer kind = Optimizer::Momentum;
+  Schedule scheduleKind = Schedule::Constant;
+
+  /// Declares a parameter next to `after`, or reuses one of the same name
+  /// and type; fails if the name is taken by something else.
+  FailureOr<ParamOp> declareState(OpBuilder &builder, ParamOp after,
+                                  StringRef name, RankedTensorType type);
+  /// The learning rate at completed-step count `step` (i64), as f64.
+  Value learningRate(OpBuilder &builder, Location loc, Value step,
+                     Schedule scheduleKind);
+  /// The rate of schedule `kind` (without warm-up) at step `t` (f64).
+  Value scheduledRate(OpBuilder &builder, Location loc, Value t,
+                      Schedule scheduleKind);
+};
+
+Value f64Scalar(OpBuilder &builder, Location loc, double value) {
+  auto type = RankedTensorType::get({}, builder.getF64Type());
+  return ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(type, builder.getF64FloatAttr(value)));
+}
+
+Value scalarOf(OpBuilder &builder, Location loc, Type elementType,
+               double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  return ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(type, FloatAttr::get(elementType, value)));
+}
+
+LogicalResult FluidAppendOptimizerPass::initialize(MLIRContext *context) {
+  auto bad = [&](const Twine &message) {
+    return emitError(UnknownLoc::get(context))
+           << "--fluid-append-optimizer: " << message;
+  };
+  std::optional<Optimizer> parsedKind =
+      llvm::StringSwitch<std::optional<Optimizer>>(optimizer)
+          .Case("sgd", Optimizer::Sgd)
+          .Case("momentum", Optimizer::Momentum)
+          .Case("adam", Optimizer::Adam)
+          .Case("adamw", Optimizer::AdamW)
+          .Default(std::nullopt);
+  if (!parsedKind)
+    return bad("unknown optimizer '" + optimizer +
+               "'; expected sgd, momentum, adam or adamw");
+  kind = *parsedKind;
+  std::optional<Schedule> parsedSchedule =
+      llvm::StringSwitch<std::optional<Schedule>>(schedule)
+          .Case("constant", Schedule::Constant)
+          .Case("step", Schedule::Step)
+          .Case("multistep", Schedule::MultiStep)
+          .Case("exponential", Schedule::Exponential)
+          .Case("cosine", Schedule::Cosine)
+          .Default(std::nullopt);
+  if (!parsedSchedule)
+    return bad("unknown schedule '" + schedule +
+               "'; expected constant, step, multistep, exponential or cosine");
+  scheduleKind = *parsedSchedule;
+  if (!(lr > 0) || !std::isfinite(lr))
+    return bad("lr must be finite and > 0, got " +
+               std::to_string(lr.getValue()));
+  if (!(weightDecay >= 0) || !std::isfinite(weightDecay))
+    return bad("weight-decay must be finite and >= 0");
+  if (!(momentum >= 0 && momentum <= 1))
+    return bad("momentum must be in [0, 1], got " +
+               std::to_string(momentum.getValue()));
+  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
+    return bad("beta1 and beta2 must be in [0, 1)");
+  if (!(epsilon > 0))
+    return bad("epsilon must be > 0");
+  if (scheduleKind == Schedule::Step && stepSize < 1)
+    return bad("the step schedule needs step-size >= 1");
+  if (scheduleKind == Schedule::Cosine && totalSteps < 1)
+    return bad("the cosine schedule needs total-steps >= 1");
+  if (scheduleKind == Schedule::MultiStep) {
+    if (milestones.empty())
+      return bad("the multistep schedule needs milestones");
+    if (!llvm::is_sorted(milestones) || milestones.front() < 1)
+      return bad("milestones must be positive and ascending");
+  }
+  if (scheduleKind != Schedule::Constant && !(gamma > 0) &&
+      scheduleKind != Schedule::Cosine)
+    return bad("gamma must be > 0");
+  if (warmupSteps < 0)
+    return bad("warmup-steps must be >= 0");
+  if (warmupSteps > 0 && !(warmupStartFactor > 0 && warmupStartFactor <= 1))
+    return bad("warmup-start-factor must be in (0, 1]");
+  return success();
+}
+
+FailureOr<ParamOp>
+FluidAppendOptimizerPass::declareState(OpBuilder &builder, ParamOp after,
+                                       StringRef name, RankedTensorType type) {
+  ModuleOp module = getOperation();
+  if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
+    auto param = dyn_cast<ParamOp>(existing);
+    if (param && param.getType() == type && !param.getTrainable())
+      return param;
+    return existing->emitError()
+           << "--fluid-append-optimizer needs the name @" << name
+           << " for a non-trainable " << type << " parameter";
+  }
+  builder.setInsertionPointAfter(after);
+  auto zeros = InitializerAttr::get(builder.getContext(), InitKind::Zeros, 0.0,
+                                    0.0, FanMode::FanIn);
+  auto param = ParamOp::create(builder, after.getLoc(),
+                               builder.getStringAttr(name), TypeAttr::get(type),
+                               zeros, /*trainable=*/builder.getBoolAttr(false),
+                               /*lr_mult=*/builder.getF64FloatAttr(1.0),
+                               /*decay_mult=*/builder.getF64FloatAttr(1.0));
+  // Checkpoints of the model alone (a PyTorch state dict) lack this state;
+  // loading one keeps its initial value.
+  param->setAttr(kOptimizerStateAttrName, builder.getUnitAttr());
+  return param;
+}
+
+Value FluidAppendOptimizerPass::scheduledRate(OpBuilder &builder, Location loc,
+                                              Value t, Schedule scheduleKind) {
+  Value base = f64Scalar(builder, loc, lr);
+  switch (scheduleKind) {
+  case Schedule::Constant:
+    return base;
+  case Schedule::Step: {
+    // lr * gamma^floor(t / step_size)
+    Value periods = FloorOp::create(
+        builder, loc,
+        DivOp::create(builder, loc, t, f64Scalar(builder, loc, stepSize)));
+    return MulOp::create(
+        builder, loc, base,
+        PowOp::create(builder, loc, f64Scalar(builder, loc, gamma), periods));
+  }
+  case Schedule::MultiStep: {
+    // lr * gamma^(number of milestones <= t)
+    Value passed = f64Scalar(builder, loc, 0.0);
+    for (int64_t milestone : milestones)
+      passed = AddOp::create(
+          builder, loc, passed,
+          GreaterEqualOp::create(builder, loc, t,
+                                 f64Scalar(builder, loc, milestone)));
+    return MulOp::create(
+        builder, loc, base,
+        PowOp::create(builder, loc, f64Scalar(builder, loc, gamma), passed));
+  }
+  case Schedule::Exponential:
+    return MulOp::create(
+        builder, loc, base,
+        PowOp::create(builder, loc, f64Scalar(builder, loc, gamma), t));
+  case Schedule::Cosine: {
+    // eta_min + (lr - eta_min) * (1 + cos(pi * t / T)) / 2
+    Value angle = MulOp::create(
+        builder, loc, f64Scalar(builder, loc, M_PI),
+        DivOp::create(builder, loc, t, f64Scalar(builder, loc, totalSteps)));
+    Value wave =
+        DivOp::create(builder, loc,
+                      AddOp::create(builder, loc, f64Scalar(builder, loc, 1.0),
+                                    CosOp::create(builder, loc, angle)),
+                      f64Scalar(builder, loc, 2.0));
+    return AddOp::create(builder, loc, f64Scalar(builder, loc, etaMin),
+                         MulOp::create(builder, loc,
+                                       f64Scalar(builder, loc, lr - etaMin),
+                                       wave));
+  }
+  }
+  llvm_unreachable("unknown schedule");
+}
+
+Value FluidAppendOptimizerPass::learningRate(OpBuilder &builder, Location loc,
+                                             Value step,
+                                             Schedule scheduleKind) {
+  auto f64Type = RankedTensorType::get({}, builder.getF64Type());
+  Value t = CastOp::create(builder, loc, f64Type, step);
+  if (warmupSteps == 0)
+    return scheduledRate(builder, loc, t, scheduleKind);
+  // Warm-up: lr * (s + (1 - s) * t / W) for t < W; then the schedule,
+  // restarted at t - W.
+  Value warmupLength = f64Scalar(builder, loc, warmupSteps);
+  Value ramp = MulOp::create(
+      builder, loc, f64Scalar(builder, loc, lr * (1 - warmupStartFactor)),
+      DivOp::create(builder, loc, t, warmupLength));
+  Value warm = AddOp::create(
+      builder, loc, f64Scalar(builder, loc, lr * warmupStartFactor), ramp);
+  Value after = MaximumOp::create(builder, loc,
+                                  SubOp::create(builder, loc, t, warmupLength),
+                                  f64Scalar(builder, loc, 0.0));
+  Value scheduled = scheduledRate(builder, loc, after, scheduleKind);
+  Value done = GreaterEqualOp::create(builder, loc, t, warmupLength);
+  return SelectOp::create(builder, loc, done, scheduled, warm);
+}
+
+void FluidAppendOptimizerPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  std::string why;
+  FailureOr<func::FuncOp> found = findEntryFunction(module, funcName, why);
+  if (failed(found)) {
+    module.emitError() << "--fluid-append-optimizer: " << why;
+    return signalPassFailure();
+  }
+  func::FuncOp func = *found;
+
+  // The gradients, by parameter.
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<std::pair<ParamOp, Value>> updates;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto param =
+        func.getResultAttrOfType<FlatSymbolRefAttr>(i, "fluid.grad_of");
+    if (!param)
+      continue;
+    auto paramOp = SymbolTable::lookupSymbolIn(module, param.getAttr());
+    if (!isa_and_nonnull<ParamOp>(paramOp)) {
+      func.emitError() << "result #" << i << " is the gradient of " << param
+                       << ", which is not a fluid.param";
+      return signalPassFailure();
+    }
+    updates.push_back({cast<ParamOp>(paramOp), ret.getOperand(i)});
+  }
+  if (updates.empty()) {
+    func.emitError() << "--fluid-append-optimizer: @" << func.getSymName()
+                     << " returns no gradients (fluid.grad_of); run "
+                        "--fluid-append-backward first";
+    return signalPassFailure();
+  }
+
+  OpBuilder builder(&getContext());
+  ParamOp last;
+  for (ParamOp param : module.getOps<ParamOp>())
+    last = param;
+  auto stepType = RankedTensorType::get({}, builder.getI64Type());
+  FailureOr<ParamOp> stepParam =
+      declareState(builder, last, kGlobalStep, stepType);
+  if (failed(stepParam))
+    return signalPassFailure();
+  last = *stepParam;
+
+  // Optimizer state, declared next to the counter.
+  StringRef stateNames[2];
+  int stateCount = 0;
+  if (kind == Optimizer::Momentum) {
+    stateNames[0] = "momentum_buffer";
+    stateCount = 1;
+  } else if (kind == Optimizer::Adam || kind == Optimizer::AdamW) {
+    stateNames[0] = "exp_avg";
+    stateNames[1] = "exp_avg_sq";
+    stateCount = 2;
+  }
+  SmallVector<SmallVector<ParamOp, 2>> states;
+  for (auto &[param, grad] : updates) {
+    SmallVector<ParamOp, 2> paramStates;
+    for (int s = 0; s < stateCount; ++s) {
+      FailureOr<ParamOp> state = declareState(
+          builder, last, (param.getSymName() + "." + stateNames[s]).str(),
+          param.getTensorType());
+      if (failed(state))
+        return signalPassFailure();
+      last = *state;
+      paramStates.push_back(*state);
+    }
+    states.push_back(paramStates);
+  }
+
+  Location loc = NameLoc::get(builder.getStringAttr("optimizer"), ret.getLoc());
+  builder.setInsertionPoint(ret);
+  Value step = GetParamOp::create(builder, loc, stepType, kGlobalStep);
+  Value rate64 = learningRate(builder, loc, step, scheduleKind);
+  auto one = DenseElementsAttr::get(stepType, builder.getI64IntegerAttr(1));
+  Value next =
+      AddOp::create(builder, loc, step, ConstantOp::create(builder, loc, one));
+  SetParamOp::create(builder, loc, kGlobalStep, next);
+
+  DenseMap<Type, Value> rateByType;
+  for (auto [index, update] : llvm::enumerate(updates)) {
+    auto [param, grad] = update;
+    RankedTensorType type = param.getTensorType();
+    Type elementType = type.getElementType();
+    Value &rate = rateByType[elementType];
+    if (!rate)
+      rate = CastOp::create(builder, loc,
+                            RankedTensorType::get({}, elementType), rate64);
+    // One product per parameter, the way Fluid did; folding it is a pass.
+    Value paramRate =
+        MulOp::create(builder, loc, rate,
+                      scalarOf(builder, loc, elementType,
+                               param.getLrMult().convertToDouble()));
+    double decay = weightDecay * param.getDecayMult().convertToDouble();
+    Value value = GetParamOp::create(builder, loc, type, param.getSymName());
+    SmallVector<Value> stateValues;
+    for (ParamOp state : states[index])
+      stateValues.push_back(
+          GetParamOp::create(builder, loc, type, state.getSymName()));
+
+    SmallVector<Value> results;
+    switch (kind) {
+    case Optimizer::Sgd:
+      results.push_back(SgdOp::create(builder, loc, value, grad, paramRate,
+                                      builder.getF64FloatAttr(decay)));
+      break;
+    case Optimizer::Momentum: {
+      auto op = MomentumOp::create(builder, loc, value, grad, stateValues[0],
+                                   paramRate, builder.getF64FloatAttr(momentum),
+                                   builder.getF64FloatAttr(decay),
+                                   nesterov ? builder.getUnitAttr() : nullptr);
+      results.append(op->result_begin(), op->result_end());
+      break;
+    }
+    case Optimizer::Adam:
+    case Optimizer::AdamW: {
+      auto op = AdamOp::create(
+          builder, loc, value, grad, stateValues[0], stateValues[1], paramRate,
+          next, builder.getF64FloatAttr(beta1), builder.getF64FloatAttr(beta2),
+          builder.getF64FloatAttr(epsilon), builder.getF64FloatAttr(decay),
+          kind == Optimizer::AdamW ? builder.getUnitAttr() : nullptr);
+      results.append(op->result_begin(), op->result_end());
+      break;
+    }
+    }
+    SetParamOp::create(builder, loc, param.getSymName(), results[0]);
+    for (auto [state, newValue] :
+         llvm::zip(states[index], ArrayRef(results).drop_front()))
+      SetParamOp::create(builder, loc, state.getSymName(), newValue);
+  }
+
+  // The step returns the loss and this step's learning rate (for logs).
+  unsigned lossIndex = 0;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (func.getResultAttr(i, "fluid.loss"))
+      lossIndex = i;
+  Value loss = ret.getOperand(lossIndex);
+  DictionaryAttr lossAttrs = func.getResultAttrDict(lossIndex);
+  DictionaryAttr rateAttrs = builder.getDictionaryAttr(
+      builder.getNamedAttr("fluid.learning_rate", builder.getUnitAttr()));
+  func::ReturnOp::create(builder, ret.getLoc(), ValueRange{loss, rate64});
+  ret.erase();
+  func.setType(builder.getFunctionType(func.getArgumentTypes(),
+                                       {loss.getType(), rate64.getType()}));
+  func.setAllResultAttrs(ArrayRef<DictionaryAttr>{lossAttrs, rateAttrs});
+}
+
+} // namespace

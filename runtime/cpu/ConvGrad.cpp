@@ -1,0 +1,162 @@
+//===- ConvGrad.cpp - Gradients of conv2d on the cpu ----------------------===//
+//
+// Both gradients walk the same (tap, output range) loops as the forward
+// convolution in Conv.cpp, so every product the forward formed is formed
+// once here: the input gradient scatters grad_output through each tap into
+// a plane of double accumulators, the filter gradient sums, per tap, the
+// products of grad_output with the input cells that tap read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SlidingWindow.h"
+#include "TensorChecks.h"
+
+#include "fluid/runtime/CpuGradKernels.h"
+
+#include <algorithm>
+#include <vector>
+
+using namespace fluid::rt;
+using namespace fluid::rt::cpu;
+
+namespace {
+
+template <typename T>
+void conv2dGradInput(const T *gradOutput, const T *filter, T *gradInput,
+                     const Conv2dGeometry &g) {
+  const int64_t inPerGroup = g.inChannelsPerGroup();
+  const int64_t outPerGroup = g.outChannelsPerGroup();
+  const int64_t inWidth = g.cols.extent;
+  const int64_t inPlaneSize = g.rows.extent * inWidth;
+  const int64_t outWidth = g.cols.outSize;
+  const int64_t outPlaneSize = g.rows.outSize * outWidth;
+  const int64_t kh = g.rows.kernel, kw = g.cols.kernel;
+  std::vector<double> sums(inPlaneSize);
+
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t ic = 0; ic < g.inChannels; ++ic) {
+      std::fill(sums.begin(), sums.end(), 0.0);
+      const int64_t group = ic / inPerGroup, icg = ic % inPerGroup;
+      for (int64_t ocg = 0; ocg < outPerGroup; ++ocg) {
+        const int64_t oc = group * outPerGroup + ocg;
+        const T *gradPlane =
+            gradOutput + (n * g.outChannels + oc) * outPlaneSize;
+        const T *taps = filter + (oc * inPerGroup + icg) * kh * kw;
+        for (int64_t ky = 0; ky < kh; ++ky) {
+          int64_t ohBegin, ohEnd;
+          g.rows.outputsReadingInput(ky, ohBegin, ohEnd);
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            int64_t owBegin, owEnd;
+            g.cols.outputsReadingInput(kx, owBegin, owEnd);
+            const double weight = taps[ky * kw + kx];
+            for (int64_t oh = ohBegin; oh < ohEnd; ++oh) {
+              const T *gradRow = gradPlane + oh * outWidth;
+              double *sumRow =
+                  sums.data() + g.rows.inputIndex(oh, ky) * inWidth;
+              for (int64_t ow = owBegin; ow < owEnd; ++ow)
+                sumRow[g.cols.inputIndex(ow, kx)] += weight * gradRow[ow];
+            }
+          }
+        }
+      }
+      std::copy(sums.begin(), sums.end(),
+                gradInput + (n * g.inChannels + ic) * inPlaneSize);
+    }
+  }
+}
+
+template <typename T>
+void conv2dGradFilter(const T *gradOutput, const T *input, T *gradFilter,
+                      const Conv2dGeometry &g) {
+  const int64_t inPerGroup = g.inChannelsPerGroup();
+  const int64_t outPerGroup = g.outChannelsPerGroup();
+  const int64_t inWidth = g.cols.extent;
+  const int64_t inPlaneSize = g.rows.extent * inWidth;
+  const int64_t outWidth = g.cols.outSize;
+  const int64_t outPlaneSize = g.rows.outSize * outWidth;
+  const int64_t kh = g.rows.kernel, kw = g.cols.kernel;
+
+  for (int64_t oc = 0; oc < g.outChannels; ++oc) {
+    const int64_t firstInChannel = (oc / outPerGroup) * inPerGroup;
+    for (int64_t icg = 0; icg < inPerGroup; ++icg) {
+      T *taps = gradFilter + (oc * inPerGroup + icg) * kh * kw;
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        int64_t ohBegin, ohEnd;
+        g.rows.outputsReadingInput(ky, ohBegin, ohEnd);
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          int64_t owBegin, owEnd;
+          g.cols.outputsReadingInput(kx, owBegin, owEnd);
+          double sum = 0;
+          for (int64_t n = 0; n < g.batch; ++n) {
+            const T *inPlane =
+                input + (n * g.inChannels + firstInChannel + icg) * inPlaneSize;
+            const T *gradPlane =
+                gradOutput + (n * g.outChannels + oc) * outPlaneSize;
+            for (int64_t oh = ohBegin; oh < ohEnd; ++oh) {
+              const T *inRow = inPlane + g.rows.inputIndex(oh, ky) * inWidth;
+              const T *gradRow = gradPlane + oh * outWidth;
+              for (int64_t ow = owBegin; ow < owEnd; ++ow)
+                sum += double(gradRow[ow]) * inRow[g.cols.inputIndex(ow, kx)];
+            }
+          }
+          taps[ky * kw + kx] = T(sum);
+        }
+      }
+    }
+  }
+}
+
+/// Checks the operands of a conv2d gradient: grad_output, the tensor of the
+/// input's shape (`input`) and the one of the filter's shape (`filter`),
+/// one of which is the output, and returns the convolution's geometry.
+Conv2dGeometry checkConvGrad(const CheckedTensor &gradOutput,
+                             const CheckedTensor &input,
+                             const CheckedTensor &filter,
+                             const fluid_conv2d_params *params) {
+  requireParams(params);
+  requireFloat(gradOutput);
+  requireDtype(input, gradOutput);
+  requireDtype(filter, gradOutput);
+  requireRank(gradOutput, 4);
+  requireRank(input, 4);
+  requireRank(filter, 4);
+  Conv2dGeometry g =
+      makeConv2dGeometry(input, filter, params->strides, params->padding,
+                         params->dilation, params->groups);
+  requireShape(gradOutput, g.outputShape());
+  return g;
+}
+
+} // namespace
+
+extern "C" fluid_status fluid_cpu_conv2d_grad_input(
+    const fluid_tensor *gradOutputDesc, const fluid_tensor *filterDesc,
+    fluid_tensor *gradInputDesc, const fluid_conv2d_params *params) {
+  return guard("fluid_cpu_conv2d_grad_input", [&] {
+    CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
+    CheckedTensor filter = checkTensor(filterDesc, "filter");
+    CheckedTensor gradInput = checkTensor(gradInputDesc, "grad_input");
+    Conv2dGeometry g = checkConvGrad(gradOutput, gradInput, filter, params);
+    dispatchFloat(gradOutput.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      conv2dGradInput(gradOutput.data<T>(), filter.data<T>(),
+                      gradInput.data<T>(), g);
+    });
+  });
+}
+
+extern "C" fluid_status fluid_cpu_conv2d_grad_filter(
+    const fluid_tensor *gradOutputDesc, const fluid_tensor *inputDesc,
+    fluid_tensor *gradFilterDesc, const fluid_conv2d_params *params) {
+  return guard("fluid_cpu_conv2d_grad_filter", [&] {
+    CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
+    CheckedTensor input = checkTensor(inputDesc, "input");
+    CheckedTensor gradFilter = checkTensor(gradFilterDesc, "grad_filter");
+    Conv2dGeometry g = checkConvGrad(gradOutput, input, gradFilter, params);
+    dispatchFloat(gradOutput.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      conv2dGradFilter(gradOutput.data<T>(), input.data<T>(),
+                       gradFilter.data<T>(), g);
+    });
+  });
+}

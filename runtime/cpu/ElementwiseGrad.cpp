@@ -1,0 +1,67 @@
+//===- ElementwiseGrad.cpp - Gradients of the unary activations on the cpu ===//
+//
+// Each rule is written in terms of the forward output, which the backward
+// pass keeps anyway, so the forward input can be freed early. Element i of
+// grad_input is written after element i of both operands was read, so it
+// may share its buffer with either.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorChecks.h"
+
+#include "fluid/runtime/CpuGradKernels.h"
+
+using namespace fluid::rt;
+using namespace fluid::rt::cpu;
+
+namespace {
+
+template <typename Fn>
+fluid_status unaryGrad(const char *entryPoint,
+                       const fluid_tensor *gradOutputDesc,
+                       const fluid_tensor *outputDesc,
+                       fluid_tensor *gradInputDesc, Fn &&rule) {
+  return guard(entryPoint, [&] {
+    CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
+    CheckedTensor output = checkTensor(outputDesc, "output");
+    CheckedTensor gradInput = checkTensor(gradInputDesc, "grad_input");
+    requireFloat(output);
+    requireDtype(gradOutput, output);
+    requireDtype(gradInput, output);
+    requireShape(gradOutput, output.shape);
+    requireShape(gradInput, output.shape);
+    dispatchFloat(output.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T *grad = gradOutput.data<T>();
+      const T *y = output.data<T>();
+      T *result = gradInput.data<T>();
+      for (int64_t i = 0; i < output.numel; ++i)
+        result[i] = T(rule(double(grad[i]), double(y[i])));
+    });
+  });
+}
+
+} // namespace
+
+extern "C" fluid_status fluid_cpu_relu_grad(const fluid_tensor *gradOutput,
+                                            const fluid_tensor *output,
+                                            fluid_tensor *gradInput) {
+  // PyTorch's threshold_backward on the result: `y <= 0` rather than
+  // `!(y > 0)`, so that a NaN output passes its gradient, as in PyTorch.
+  return unaryGrad("fluid_cpu_relu_grad", gradOutput, output, gradInput,
+                   [](double g, double y) { return y <= 0 ? 0.0 : g; });
+}
+
+extern "C" fluid_status fluid_cpu_sigmoid_grad(const fluid_tensor *gradOutput,
+                                               const fluid_tensor *output,
+                                               fluid_tensor *gradInput) {
+  return unaryGrad("fluid_cpu_sigmoid_grad", gradOutput, output, gradInput,
+                   [](double g, double y) { return g * y * (1 - y); });
+}
+
+extern "C" fluid_status fluid_cpu_tanh_grad(const fluid_tensor *gradOutput,
+                                            const fluid_tensor *output,
+                                            fluid_tensor *gradInput) {
+  return unaryGrad("fluid_cpu_tanh_grad", gradOutput, output, gradInput,
+                   [](double g, double y) { return g * (1 - y * y); });
+}

@@ -1,0 +1,210 @@
+//===- Math.cpp - Elementwise math, select and cast on the cpu ------------===//
+//
+// The arithmetic learning-rate schedules are written in (exp, cos, pow,
+// floor, minimum, comparisons, select, casts of the step counter), with
+// PyTorch's NaN behaviour. Every kernel but cast goes through mapBroadcast,
+// which writes each output element after reading its operands, so an output
+// may be the buffer of an input of its shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Broadcasting.h"
+#include "TensorChecks.h"
+
+#include "fluid/runtime/CpuOptimizerKernels.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+
+using namespace fluid::rt;
+using namespace fluid::rt::cpu;
+
+namespace {
+
+template <typename Fn>
+fluid_status unary(const char *entryPoint, const fluid_tensor *inputDesc,
+                   fluid_tensor *outputDesc, Fn &&apply) {
+  return guard(entryPoint, [&] {
+    CheckedTensor input = checkTensor(inputDesc, "input");
+    CheckedTensor output = checkTensor(outputDesc, "output");
+    mapBroadcast<1>({&input}, output, apply);
+  });
+}
+
+template <typename Fn>
+fluid_status binary(const char *entryPoint, const fluid_tensor *lhsDesc,
+                    const fluid_tensor *rhsDesc, fluid_tensor *outputDesc,
+                    Fn &&apply) {
+  return guard(entryPoint, [&] {
+    CheckedTensor lhs = checkTensor(lhsDesc, "lhs");
+    CheckedTensor rhs = checkTensor(rhsDesc, "rhs");
+    CheckedTensor output = checkTensor(outputDesc, "output");
+    mapBroadcast<2>({&lhs, &rhs}, output, apply);
+  });
+}
+
+/// Calls `body(T{})` with T the C++ type of a dtype cast converts between.
+template <typename Fn>
+void dispatchCastable(const CheckedTensor &t, Fn &&body) {
+  switch (t.dtype()) {
+  case FLUID_F32:
+    return body(float{});
+  case FLUID_F64:
+    return body(double{});
+  case FLUID_I32:
+    return body(int32_t{});
+  case FLUID_I64:
+    return body(int64_t{});
+  default:
+    throw Error(FLUID_ERROR_UNSUPPORTED,
+                t.name + " has dtype " + dtypeName(t.dtype()) +
+                    "; cast supports f32, f64, i32 and i64");
+  }
+}
+
+/// Whether static_cast<To>(x) is defined and is x truncated toward zero
+/// (for an integer To) or x rounded (for a float To).
+template <typename To, typename From> bool castable(From x) {
+  if constexpr (std::is_floating_point_v<To>) {
+    return true;
+  } else if constexpr (std::is_floating_point_v<From>) {
+    // -2^digits and 2^digits are exact in every float type; NaN fails.
+    const From limit = std::ldexp(From(1), std::numeric_limits<To>::digits);
+    const From truncated = std::trunc(x);
+    return truncated >= -limit && truncated < limit;
+  } else if constexpr (sizeof(From) <= sizeof(To)) {
+    return true;
+  } else {
+    return x >= std::numeric_limits<To>::min() &&
+           x <= std::numeric_limits<To>::max();
+  }
+}
+
+/// `x` with enough digits to tell it from its neighbours.
+template <typename T> std::string formatElement(T x) {
+  std::ostringstream text;
+  text.precision(std::numeric_limits<T>::max_digits10);
+  text << x;
+  return text.str();
+}
+
+template <typename To, typename From>
+void cast(const CheckedTensor &input, const CheckedTensor &output) {
+  const From *in = input.data<From>();
+  for (int64_t i = 0; i < input.numel; ++i) {
+    if (castable<To>(in[i]))
+      continue;
+    if constexpr (std::is_floating_point_v<From>)
+      if (std::isnan(in[i]))
+        fail(input.name + " element " + std::to_string(i) +
+             " is NaN, which has no " + dtypeName(output.dtype()) + " value");
+    fail(input.name + " element " + std::to_string(i) + " (" +
+         formatElement(in[i]) + ") is outside the range of " +
+         dtypeName(output.dtype()));
+  }
+  To *out = output.data<To>();
+  if constexpr (std::is_same_v<To, From>) {
+    if (input.numel > 0 && in != out)
+      std::memcpy(out, in, sizeof(To) * input.numel);
+  } else {
+    for (int64_t i = 0; i < input.numel; ++i)
+      out[i] = static_cast<To>(in[i]);
+  }
+}
+
+} // namespace
+
+extern "C" fluid_status fluid_cpu_neg(const fluid_tensor *input,
+                                      fluid_tensor *output) {
+  return unary("fluid_cpu_neg", input, output, [](auto x) { return -x; });
+}
+
+extern "C" fluid_status fluid_cpu_exp(const fluid_tensor *input,
+                                      fluid_tensor *output) {
+  return unary("fluid_cpu_exp", input, output,
+               [](auto x) { return std::exp(x); });
+}
+
+extern "C" fluid_status fluid_cpu_log(const fluid_tensor *input,
+                                      fluid_tensor *output) {
+  return unary("fluid_cpu_log", input, output,
+               [](auto x) { return std::log(x); });
+}
+
+extern "C" fluid_status fluid_cpu_cos(const fluid_tensor *input,
+                                      fluid_tensor *output) {
+  return unary("fluid_cpu_cos", input, output,
+               [](auto x) { return std::cos(x); });
+}
+
+extern "C" fluid_status fluid_cpu_sqrt(const fluid_tensor *input,
+                                       fluid_tensor *output) {
+  return unary("fluid_cpu_sqrt", input, output,
+               [](auto x) { return std::sqrt(x); });
+}
+
+extern "C" fluid_status fluid_cpu_floor(const fluid_tensor *input,
+                                        fluid_tensor *output) {
+  return unary("fluid_cpu_floor", input, output,
+               [](auto x) { return std::floor(x); });
+}
+
+extern "C" fluid_status fluid_cpu_pow(const fluid_tensor *lhs,
+                                      const fluid_tensor *rhs,
+                                      fluid_tensor *output) {
+  return binary("fluid_cpu_pow", lhs, rhs, output,
+                [](auto a, auto b) { return std::pow(a, b); });
+}
+
+// `a != a` picks a NaN lhs; a NaN rhs fails the comparison and is picked.
+extern "C" fluid_status fluid_cpu_minimum(const fluid_tensor *lhs,
+                                          const fluid_tensor *rhs,
+                                          fluid_tensor *output) {
+  return binary("fluid_cpu_minimum", lhs, rhs, output,
+                [](auto a, auto b) { return a < b || a != a ? a : b; });
+}
+
+extern "C" fluid_status fluid_cpu_maximum(const fluid_tensor *lhs,
+                                          const fluid_tensor *rhs,
+                                          fluid_tensor *output) {
+  return binary("fluid_cpu_maximum", lhs, rhs, output,
+                [](auto a, auto b) { return a > b || a != a ? a : b; });
+}
+
+extern "C" fluid_status fluid_cpu_greater_equal(const fluid_tensor *lhs,
+                                                const fluid_tensor *rhs,
+                                                fluid_tensor *output) {
+  return binary("fluid_cpu_greater_equal", lhs, rhs, output,
+                [](auto a, auto b) { return decltype(a)(a >= b ? 1 : 0); });
+}
+
+extern "C" fluid_status fluid_cpu_select(const fluid_tensor *conditionDesc,
+                                         const fluid_tensor *onTrueDesc,
+                                         const fluid_tensor *onFalseDesc,
+                                         fluid_tensor *outputDesc) {
+  return guard("fluid_cpu_select", [&] {
+    CheckedTensor condition = checkTensor(conditionDesc, "condition");
+    CheckedTensor onTrue = checkTensor(onTrueDesc, "on_true");
+    CheckedTensor onFalse = checkTensor(onFalseDesc, "on_false");
+    CheckedTensor output = checkTensor(outputDesc, "output");
+    mapBroadcast<3>({&condition, &onTrue, &onFalse}, output,
+                    [](auto c, auto a, auto b) { return c != 0 ? a : b; });
+  });
+}
+
+extern "C" fluid_status fluid_cpu_cast(const fluid_tensor *inputDesc,
+                                       fluid_tensor *outputDesc) {
+  return guard("fluid_cpu_cast", [&] {
+    CheckedTensor input = checkTensor(inputDesc, "input");
+    CheckedTensor output = checkTensor(outputDesc, "output");
+    requireShape(output, input.shape);
+    dispatchCastable(input, [&](auto from) {
+      dispatchCastable(output, [&](auto to) {
+        cast<decltype(to), decltype(from)>(input, output);
+      });
+    });
+  });
+}

@@ -1,0 +1,248 @@
+//===- Optimizer.cpp - SGD, momentum and Adam(W) updates on the cpu -------===//
+//
+// Each update mirrors torch.optim's single-tensor path operation by
+// operation, so that results agree with PyTorch's bit for bit on the cpus
+// PyTorch vectorizes for (AVX2 and newer) and to an ulp elsewhere: scalar
+// arithmetic on hyper-parameters is done in double (Python floats) and
+// converted to the parameter's dtype where PyTorch passes it to a tensor
+// op; every tensor op rounds to that dtype; and where PyTorch's vectorized
+// kernel fuses a multiply and an add (add with alpha, addcmul), so does
+// std::fma here. This file is compiled with -ffp-contract=off so that the
+// compiler fuses nothing else. Each element of every output is written
+// after the same element of every input was read, so the outputs may be the
+// input buffers (an in-place update).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorChecks.h"
+
+#include "fluid/runtime/CpuOptimizerKernels.h"
+
+#include <cmath>
+#include <initializer_list>
+#include <sstream>
+
+using namespace fluid::rt;
+using namespace fluid::rt::cpu;
+
+namespace {
+
+/// a + alpha * b as PyTorch's add(a, b, alpha=alpha) computes it on AVX2
+/// and newer cpus: one rounding.
+template <typename T> T addScaled(T a, T b, T alpha) {
+  return std::fma(b, alpha, a);
+}
+
+std::string formatValue(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+/// Fails unless `value` is >= 0 (NaN fails).
+void requireNonNegative(const char *name, double value) {
+  if (!(value >= 0))
+    fail(std::string(name) + " must be >= 0, got " + formatValue(value));
+}
+
+/// Fails unless `value` is in [0, 1) (NaN fails).
+void requireUnitInterval(const char *name, double value) {
+  if (!(value >= 0 && value < 1))
+    fail(std::string(name) + " must be in [0, 1), got " + formatValue(value));
+}
+
+void requireFlag(const char *name, int32_t value) {
+  if (value != 0 && value != 1)
+    fail(std::string(name) + " must be 0 or 1, got " + std::to_string(value));
+}
+
+/// Checks that every tensor has the dtype (float) and shape of `param`.
+void requireLikeParam(const CheckedTensor &param,
+                      std::initializer_list<const CheckedTensor *> others) {
+  requireFloat(param);
+  for (const CheckedTensor *t : others) {
+    requireDtype(*t, param);
+    requireShape(*t, param.shape);
+  }
+}
+
+/// The learning rate held by the rank-0 float tensor `lr`, which must be
+/// >= 0 (as torch.optim requires).
+double readLearningRate(const CheckedTensor &lr) {
+  requireRank(lr, 0);
+  if (lr.dtype() != FLUID_F32 && lr.dtype() != FLUID_F64)
+    fail(lr.name + " has dtype " + dtypeName(lr.dtype()) +
+         "; expected f32 or f64");
+  double value =
+      lr.dtype() == FLUID_F32 ? *lr.data<float>() : *lr.data<double>();
+  if (!(value >= 0))
+    fail(lr.name + " is " + formatValue(value) + "; it must be >= 0");
+  return value;
+}
+
+/// The 1-based update number held by the rank-0 i64 tensor `step`.
+int64_t readStep(const CheckedTensor &step) {
+  requireRank(step, 0);
+  if (step.dtype() != FLUID_I64)
+    fail(step.name + " has dtype " + dtypeName(step.dtype()) +
+         "; expected i64");
+  int64_t value = *step.data<int64_t>();
+  if (value < 1)
+    fail(step.name + " is " + std::to_string(value) +
+         "; it must be >= 1 (the 1-based number of this update)");
+  return value;
+}
+
+} // namespace
+
+extern "C" fluid_status fluid_cpu_sgd(const fluid_tensor *paramDesc,
+                                      const fluid_tensor *gradDesc,
+                                      const fluid_tensor *lrDesc,
+                                      fluid_tensor *newParamDesc,
+                                      const fluid_sgd_params *params) {
+  return guard("fluid_cpu_sgd", [&] {
+    CheckedTensor param = checkTensor(paramDesc, "param");
+    CheckedTensor grad = checkTensor(gradDesc, "grad");
+    CheckedTensor lrTensor = checkTensor(lrDesc, "lr");
+    CheckedTensor newParam = checkTensor(newParamDesc, "new_param");
+    requireParams(params);
+    requireLikeParam(param, {&grad, &newParam});
+    requireNonNegative("weight_decay", params->weight_decay);
+    const double lr = readLearningRate(lrTensor);
+
+    dispatchFloat(param.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T *p = param.data<T>();
+      const T *g = grad.data<T>();
+      T *out = newParam.data<T>();
+      const T weightDecay = T(params->weight_decay);
+      const T negRate = T(-lr);
+      for (int64_t i = 0; i < param.numel; ++i) {
+        // d_p = grad.add(param, alpha=weight_decay), skipped for 0 as
+        // PyTorch does; param.add_(d_p, alpha=-lr).
+        T d = g[i];
+        if (params->weight_decay != 0)
+          d = addScaled(d, p[i], weightDecay);
+        out[i] = addScaled(p[i], d, negRate);
+      }
+    });
+  });
+}
+
+extern "C" fluid_status
+fluid_cpu_momentum(const fluid_tensor *paramDesc, const fluid_tensor *gradDesc,
+                   const fluid_tensor *velocityDesc, const fluid_tensor *lrDesc,
+                   fluid_tensor *newParamDesc, fluid_tensor *newVelocityDesc,
+                   const fluid_momentum_params *params) {
+  return guard("fluid_cpu_momentum", [&] {
+    CheckedTensor param = checkTensor(paramDesc, "param");
+    CheckedTensor grad = checkTensor(gradDesc, "grad");
+    CheckedTensor velocity = checkTensor(velocityDesc, "velocity");
+    CheckedTensor lrTensor = checkTensor(lrDesc, "lr");
+    CheckedTensor newParam = checkTensor(newParamDesc, "new_param");
+    CheckedTensor newVelocity = checkTensor(newVelocityDesc, "new_velocity");
+    requireParams(params);
+    requireLikeParam(param, {&grad, &velocity, &newParam, &newVelocity});
+    requireNonNegative("momentum", params->momentum);
+    requireNonNegative("weight_decay", params->weight_decay);
+    requireFlag("nesterov", params->nesterov);
+    if (params->nesterov && params->momentum == 0)
+      fail("nesterov needs a momentum > 0");
+    const double lr = readLearningRate(lrTensor);
+
+    dispatchFloat(param.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T *p = param.data<T>();
+      const T *g = grad.data<T>();
+      const T *buf = velocity.data<T>();
+      T *outParam = newParam.data<T>();
+      T *outBuf = newVelocity.data<T>();
+      const T momentum = T(params->momentum);
+      const T weightDecay = T(params->weight_decay);
+      const T negRate = T(-lr);
+      for (int64_t i = 0; i < param.numel; ++i) {
+        T d = g[i];
+        if (params->weight_decay != 0)
+          d = addScaled(d, p[i], weightDecay);
+        // buf.mul_(momentum).add_(d_p): alpha 1 makes the fused and the
+        // plain add equal.
+        const T b = momentum * buf[i] + d;
+        if (params->nesterov)
+          d = addScaled(d, b, momentum);
+        else
+          d = b;
+        const T updated = addScaled(p[i], d, negRate);
+        outBuf[i] = b;
+        outParam[i] = updated;
+      }
+    });
+  });
+}
+
+extern "C" fluid_status
+fluid_cpu_adam(const fluid_tensor *paramDesc, const fluid_tensor *gradDesc,
+               const fluid_tensor *mDesc, const fluid_tensor *vDesc,
+               const fluid_tensor *lrDesc, const fluid_tensor *stepDesc,
+               fluid_tensor *newParamDesc, fluid_tensor *newMDesc,
+               fluid_tensor *newVDesc, const fluid_adam_params *params) {
+  return guard("fluid_cpu_adam", [&] {
+    CheckedTensor param = checkTensor(paramDesc, "param");
+    CheckedTensor grad = checkTensor(gradDesc, "grad");
+    CheckedTensor m = checkTensor(mDesc, "m");
+    CheckedTensor v = checkTensor(vDesc, "v");
+    CheckedTensor lrTensor = checkTensor(lrDesc, "lr");
+    CheckedTensor stepTensor = checkTensor(stepDesc, "step");
+    CheckedTensor newParam = checkTensor(newParamDesc, "new_param");
+    CheckedTensor newM = checkTensor(newMDesc, "new_m");
+    CheckedTensor newV = checkTensor(newVDesc, "new_v");
+    requireParams(params);
+    requireLikeParam(param, {&grad, &m, &v, &newParam, &newM, &newV});
+    requireUnitInterval("beta1", params->beta1);
+    requireUnitInterval("beta2", params->beta2);
+    requireNonNegative("epsilon", params->epsilon);
+    requireNonNegative("weight_decay", params->weight_decay);
+    requireFlag("decoupled", params->decoupled);
+    const double lr = readLearningRate(lrTensor);
+    const double step = double(readStep(stepTensor));
+
+    const double beta1 = params->beta1, beta2 = params->beta2;
+    const double stepSize = lr / (1 - std::pow(beta1, step));
+    const double biasCorrection2Sqrt = std::sqrt(1 - std::pow(beta2, step));
+    dispatchFloat(param.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T *p = param.data<T>();
+      const T *g = grad.data<T>();
+      const T *mIn = m.data<T>();
+      const T *vIn = v.data<T>();
+      T *outParam = newParam.data<T>();
+      T *outM = newM.data<T>();
+      T *outV = newV.data<T>();
+      const T weightDecay = T(params->weight_decay);
+      const T decay = T(1 - lr * params->weight_decay);
+      const T b1 = T(beta1), oneMinusB1 = T(1 - beta1);
+      const T b2 = T(beta2), oneMinusB2 = T(1 - beta2);
+      const T bc2Sqrt = T(biasCorrection2Sqrt);
+      const T epsilon = T(params->epsilon);
+      const T negStepSize = T(-stepSize);
+      for (int64_t i = 0; i < param.numel; ++i) {
+        T x = p[i];
+        T d = g[i];
+        if (params->decoupled)
+          x = x * decay;
+        else if (params->weight_decay != 0)
+          d = addScaled(d, x, weightDecay);
+        // exp_avg.mul_(beta1).add_(grad, alpha=1-beta1);
+        // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1-beta2), whose
+        // vectorized form PyTorch's compiler fuses as (value*grad)*grad + v.
+        const T mNew = addScaled(b1 * mIn[i], d, oneMinusB1);
+        const T vNew = std::fma(oneMinusB2 * d, d, b2 * vIn[i]);
+        // denom = (exp_avg_sq.sqrt() / sqrt(bias_correction2)).add_(eps);
+        // param.addcdiv_(exp_avg, denom, value=-step_size).
+        const T denom = std::sqrt(vNew) / bc2Sqrt + epsilon;
+        outM[i] = mNew;
+        outV[i] = vNew;
+        outParam[i] = x + negStepSize * mNew / denom;
+      }
+    });
+  });
+}

@@ -1,0 +1,151 @@
+//===- CpuOptimizerKernels.h - Optimizer updates and math on the cpu ------===//
+//
+// The parameter updates of torch.optim (SGD, SGD with momentum, Adam, AdamW)
+// and the elementwise math that learning-rate schedules are computed with,
+// on the cpu reference backend. The conventions are those of CpuKernels.h:
+// the caller allocates every output, each kernel checks every descriptor and
+// returns a non-OK status with a message naming the entry point and the
+// problem (see fluid_last_error()), and writes its outputs only when every
+// check has passed. Floating-point tensors are FLUID_F32 or FLUID_F64.
+//
+// The updates are functional, as the fluid dialect's update ops: they write
+// the new parameter (and optimizer state) to outputs, which may be the same
+// buffers as the inputs, so that a compiled program updates in place. They
+// follow the single-tensor code path of torch.optim (PyTorch 1.13 and 2.x)
+// operation by operation: scalar hyper-parameter arithmetic is done in
+// double, as Python does, each tensor operation is rounded to the
+// parameter's dtype, and multiply-adds are fused where PyTorch's vectorized
+// cpu kernels fuse them, so results equal PyTorch's bit for bit on cpus
+// with AVX2 and differ by an ulp of an operation elsewhere.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLUID_RUNTIME_CPUOPTIMIZERKERNELS_H
+#define FLUID_RUNTIME_CPUOPTIMIZERKERNELS_H
+
+#include "fluid/runtime/Tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//===----------------------------------------------------------------------===//
+// Parameters (shared by every backend)
+//===----------------------------------------------------------------------===//
+
+/// Attributes of sgd.
+typedef struct fluid_sgd_params {
+  double weight_decay; /* >= 0, L2 penalty added to the gradient */
+} fluid_sgd_params;
+
+/// Attributes of momentum (torch.optim.SGD with momentum, dampening 0).
+typedef struct fluid_momentum_params {
+  double momentum;     /* >= 0; > 0 with nesterov */
+  double weight_decay; /* >= 0, L2 penalty added to the gradient */
+  int32_t nesterov;    /* 0 or 1 */
+} fluid_momentum_params;
+
+/// Attributes of adam (torch.optim.Adam, or torch.optim.AdamW with
+/// decoupled).
+typedef struct fluid_adam_params {
+  double beta1;        /* in [0, 1) */
+  double beta2;        /* in [0, 1) */
+  double epsilon;      /* >= 0 */
+  double weight_decay; /* >= 0 */
+  int32_t decoupled;   /* 0: L2 penalty (Adam); 1: decoupled decay (AdamW) */
+} fluid_adam_params;
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//
+// param, grad, the optimizer state and every output have one shape and one
+// float dtype. lr is a rank-0 FLUID_F32 or FLUID_F64 tensor (of either dtype,
+// whatever the parameter's) holding a learning rate >= 0. Each output may be
+// the same buffer as any input (element i of every output is written after
+// element i of every input was read); outputs must not otherwise overlap
+// inputs or each other.
+//===----------------------------------------------------------------------===//
+
+/// g = grad + weight_decay * param; new_param = param - lr * g.
+fluid_status fluid_cpu_sgd(const fluid_tensor *param, const fluid_tensor *grad,
+                           const fluid_tensor *lr, fluid_tensor *new_param,
+                           const fluid_sgd_params *params);
+
+/// g = grad + weight_decay * param;
+/// new_velocity = momentum * velocity + g;
+/// new_param = param - lr * (nesterov ? g + momentum * new_velocity
+///                                    : new_velocity).
+/// A zero velocity on the first step gives PyTorch's first update, which
+/// starts the buffer at g.
+fluid_status fluid_cpu_momentum(const fluid_tensor *param,
+                                const fluid_tensor *grad,
+                                const fluid_tensor *velocity,
+                                const fluid_tensor *lr, fluid_tensor *new_param,
+                                fluid_tensor *new_velocity,
+                                const fluid_momentum_params *params);
+
+/// step is a rank-0 FLUID_I64 tensor holding t >= 1, the 1-based number of
+/// this update; m and v start at zero.
+/// Adam: g = grad + weight_decay * param. AdamW (decoupled): param is first
+/// scaled by 1 - lr * weight_decay, and g = grad. Then
+/// new_m = beta1 * m + (1 - beta1) * g;
+/// new_v = beta2 * v + (1 - beta2) * g * g;
+/// denom = sqrt(new_v) / sqrt(1 - beta2^t) + epsilon;
+/// new_param = param - (lr / (1 - beta1^t)) * new_m / denom.
+fluid_status fluid_cpu_adam(const fluid_tensor *param, const fluid_tensor *grad,
+                            const fluid_tensor *m, const fluid_tensor *v,
+                            const fluid_tensor *lr, const fluid_tensor *step,
+                            fluid_tensor *new_param, fluid_tensor *new_m,
+                            fluid_tensor *new_v,
+                            const fluid_adam_params *params);
+
+//===----------------------------------------------------------------------===//
+// Elementwise math (output may be the same buffer as an input of its shape)
+//
+// Float operands and the output have one dtype. Binary ops and select
+// broadcast as fluid_cpu_add does: shapes aligned from the right, each
+// dimension equal or 1 (a rank-0 operand broadcasts everywhere); the output
+// has the broadcast shape. NaN propagates as in PyTorch.
+//===----------------------------------------------------------------------===//
+
+fluid_status fluid_cpu_neg(const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cpu_exp(const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cpu_log(const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cpu_cos(const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cpu_sqrt(const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cpu_floor(const fluid_tensor *input, fluid_tensor *output);
+
+/// lhs raised to the power rhs.
+fluid_status fluid_cpu_pow(const fluid_tensor *lhs, const fluid_tensor *rhs,
+                           fluid_tensor *output);
+/// The smaller and the larger of lhs and rhs (NaN if either is NaN).
+fluid_status fluid_cpu_minimum(const fluid_tensor *lhs, const fluid_tensor *rhs,
+                               fluid_tensor *output);
+fluid_status fluid_cpu_maximum(const fluid_tensor *lhs, const fluid_tensor *rhs,
+                               fluid_tensor *output);
+/// 1.0 where lhs >= rhs, else 0.0 (also where either is NaN).
+fluid_status fluid_cpu_greater_equal(const fluid_tensor *lhs,
+                                     const fluid_tensor *rhs,
+                                     fluid_tensor *output);
+
+/// on_true where condition is nonzero (NaN counts as nonzero), else
+/// on_false; all three broadcast together.
+fluid_status fluid_cpu_select(const fluid_tensor *condition,
+                              const fluid_tensor *on_true,
+                              const fluid_tensor *on_false,
+                              fluid_tensor *output);
+
+/// Converts each element of input to output's dtype, between FLUID_F32,
+/// FLUID_F64, FLUID_I32 and FLUID_I64; output has input's shape. Float to
+/// integer truncates toward zero; a NaN, an infinity or a value outside the
+/// integer type's range (also from i64 to i32) is an error naming the
+/// element, and nothing is written. Integer to float and f64 to f32 round
+/// to nearest (f64 to f32 overflowing to infinity). output may be the same
+/// buffer as input only when the dtypes are equal.
+fluid_status fluid_cpu_cast(const fluid_tensor *input, fluid_tensor *output);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // FLUID_RUNTIME_CPUOPTIMIZERKERNELS_H

@@ -1,0 +1,260 @@
+# RUN: %python %s %fluid_runtime_lib
+"""The math kernels of CpuOptimizerKernels.h (neg, exp, log, cos, sqrt,
+floor, pow, minimum, maximum, greater_equal, select, cast) against PyTorch
+on random inputs, special values (NaN, infinities, zeros), NumPy
+broadcasting and rank-0 operands."""
+
+import importlib
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+api = importlib.import_module("cpu-api")
+optimizer = importlib.import_module("cpu-optimizer")
+elementwise = importlib.import_module("cpu-elementwise")
+
+UNARY = {"neg": torch.neg, "exp": torch.exp, "log": torch.log,
+         "cos": torch.cos, "sqrt": torch.sqrt, "floor": torch.floor}
+BINARY = {"pow": torch.pow, "minimum": torch.minimum,
+          "maximum": torch.maximum,
+          "greater_equal": lambda a, b: torch.ge(a, b).to(a.dtype)}
+
+SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5,
+           1e-30, 88.0, 1e6]
+
+# (condition, on_true, on_false) shapes for select.
+SELECT_SHAPES = [
+    ([2, 3, 4], [2, 3, 4], [2, 3, 4]),
+    ([2, 3, 4], [4], [3, 1]),
+    ([], [2, 3], [2, 1]),
+    ([2, 1, 4], [1, 3, 1], []),
+    ([3, 1], [], [1, 5]),
+    ([], [], []),
+    ([0, 3], [3], [1]),
+]
+
+CAST_DTYPES = [torch.float32, torch.float64, torch.int32, torch.int64]
+DTYPE_NAMES = {torch.float32: "f32", torch.float64: "f64",
+               torch.int32: "i32", torch.int64: "i64"}
+
+
+def unary_input(suite, name, shape, dtype):
+    x = suite.randn(*shape, dtype=dtype) * 3
+    if name in ("log", "sqrt"):  # keep most of the domain real
+        x = x.abs() + 0.01
+    return x
+
+
+def unary_case(suite, dtype, name, shape):
+    def body():
+        x = unary_input(suite, name, shape, dtype)
+        want = UNARY[name](x)
+        got = api.empty(want.shape, dtype)
+        suite.kernels(f"fluid_cpu_{name}", x, got)
+        api.expect_close(got, want)
+    return body
+
+
+def unary_special_case(suite, dtype, name):
+    def body():
+        x = torch.tensor(SPECIAL, dtype=dtype)
+        want = UNARY[name](x)
+        got = api.empty(want.shape, dtype)
+        suite.kernels(f"fluid_cpu_{name}", x, got)
+        api.expect_close(got, want)
+    return body
+
+
+def binary_inputs(suite, name, lhs_shape, rhs_shape, dtype):
+    lhs = suite.randn(*lhs_shape, dtype=dtype)
+    rhs = suite.randn(*rhs_shape, dtype=dtype)
+    if name == "pow":  # positive bases: real powers
+        lhs = lhs.abs() + 0.1
+        rhs = rhs * 2
+    if name == "greater_equal" and lhs.shape == rhs.shape and lhs.numel():
+        lhs.view(-1)[::3] = rhs.view(-1)[::3]  # ties
+    return lhs, rhs
+
+
+def binary_case(suite, dtype, name, lhs_shape, rhs_shape):
+    def body():
+        lhs, rhs = binary_inputs(suite, name, lhs_shape, rhs_shape, dtype)
+        want = BINARY[name](lhs, rhs)
+        got = api.empty(want.shape, dtype)
+        suite.kernels(f"fluid_cpu_{name}", lhs, rhs, got)
+        api.expect_close(got, want)
+    return body
+
+
+def binary_special_case(suite, dtype, name):
+    """Every pair of special values, including NaN on either side and
+    negative bases of pow with integer and fractional exponents."""
+    def body():
+        values = torch.tensor(SPECIAL + [2.0, 3.0, -3.0], dtype=dtype)
+        lhs = values.reshape(-1, 1)
+        rhs = values.reshape(1, -1)
+        want = BINARY[name](lhs, rhs)
+        got = api.empty(want.shape, dtype)
+        suite.kernels(f"fluid_cpu_{name}", lhs, rhs, got)
+        api.expect_close(got, want)
+    return body
+
+
+def select_case(suite, dtype, cond_shape, true_shape, false_shape):
+    def body():
+        condition = suite.randn(*cond_shape, dtype=dtype)
+        if condition.numel() > 2:
+            condition.view(-1)[::2] = 0.0  # false, alternating with true
+            condition.view(-1)[1] = math.nan  # NaN is nonzero: true
+        on_true = suite.randn(*true_shape, dtype=dtype)
+        on_false = suite.randn(*false_shape, dtype=dtype)
+        want = torch.where(condition != 0, on_true, on_false)
+        got = api.empty(want.shape, dtype)
+        suite.kernels("fluid_cpu_select", condition, on_true, on_false, got)
+        api.expect_close(got, want)
+    return body
+
+
+def cast_input(suite, source, target):
+    """Values of dtype `source` that `target` can represent: fractions of
+    both signs (truncated toward zero by a float-to-int cast), large
+    magnitudes and the integer range's ends."""
+    if source.is_floating_point:
+        values = [0.5, -0.5, 0.999, -0.999, -0.0, 2.5]
+        if target == torch.int32:
+            # The ends of i32's range, exact in f32, and just inside it.
+            values += [2147483520.0, -2147483648.0]
+            if source == torch.float64:
+                values += [2147483647.9, -2147483648.9]
+        elif target == torch.int64:
+            values += [2.0**62, -2.0**63]
+        elif target == torch.float32:
+            values += [math.nan, math.inf, 1e300]  # 1e300: overflows to inf
+        x = suite.randn(40, dtype=torch.float64) * 1000
+        x[:len(values)] = torch.tensor(values, dtype=torch.float64)
+        return x.to(source)
+    bound = 2**31 if source == torch.int32 or target == torch.int32 else 2**63
+    x = suite.randint(2000, 40, dtype=source) - 1000
+    x[:2] = torch.tensor([bound - 1, -bound])
+    if source == torch.int64 and target.is_floating_point:
+        x[2] = 2**53 + 1  # rounds to nearest
+    return x
+
+
+def cast_case(suite, source, target):
+    def body():
+        x = cast_input(suite, source, target)
+        want = x.to(target)
+        got = torch.full(x.shape, 7, dtype=target)
+        suite.kernels("fluid_cpu_cast", x, got)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    return body
+
+
+def cast_rank0_case(suite):
+    """A step counter to a float learning-rate factor, as a schedule does."""
+    def body():
+        step = torch.tensor(1234567, dtype=torch.int64)
+        got = torch.full((), math.nan, dtype=torch.float32)
+        suite.kernels("fluid_cpu_cast", step, got)
+        assert got.item() == 1234567.0, got.item()
+    return body
+
+
+def in_place_case(suite, dtype):
+    """The output may be the buffer of an input of its shape."""
+    def body():
+        x = suite.randn(4, 5, dtype=dtype)
+        want = torch.exp(x)
+        suite.kernels("fluid_cpu_exp", x, x)
+        api.expect_close(x, want)
+        lhs = suite.randn(3, 4, dtype=dtype).abs() + 0.1
+        rhs = suite.randn(4, dtype=dtype)
+        want = torch.pow(lhs, rhs)
+        suite.kernels("fluid_cpu_pow", lhs, rhs, lhs)
+        api.expect_close(lhs, want)
+        condition = suite.randn(3, 1, dtype=dtype).sign()
+        on_true = suite.randn(3, 4, dtype=dtype)
+        on_false = suite.randn(4, dtype=dtype)
+        want = torch.where(condition != 0, on_true, on_false)
+        suite.kernels("fluid_cpu_select", condition, on_true, on_false,
+                      on_true)
+        api.expect_close(on_true, want)
+        x = suite.randn(6, dtype=dtype)
+        want = x.clone()
+        suite.kernels("fluid_cpu_cast", x, x)
+        api.expect_close(x, want)
+    return body
+
+
+def schedule_case(suite, dtype):
+    """Cosine annealing with linear warm-up, as a program computes it from
+    the step counter with these kernels, against the closed form."""
+    def body():
+        base, warmup, total = 0.1, 5.0, 50.0
+        steps = torch.arange(0, 60, dtype=torch.int64)
+
+        def k(name, *args, shape=(60,)):
+            out = api.empty(shape, dtype)
+            suite.kernels(f"fluid_cpu_{name}", *args, out)
+            return out
+
+        def c(value):
+            return torch.tensor(value, dtype=dtype)
+
+        t = k("cast", steps)
+        warm = k("mul", k("div", t, c(warmup)), c(base))
+        progress = k("minimum", k("div", k("sub", t, c(warmup)),
+                                  c(total - warmup)), c(1.0))
+        cosine = k("mul", k("add", k("cos", k("mul", progress, c(math.pi))),
+                            c(1.0)), c(base / 2))
+        lr = k("select", k("greater_equal", t, c(warmup)), cosine, warm)
+        want = torch.tensor(
+            [base * s / warmup if s < warmup else
+             base / 2 * (1 + math.cos(math.pi * min(
+                 (s - warmup) / (total - warmup), 1.0)))
+             for s in range(60)], dtype=dtype)
+        api.expect_close(lr, want)
+    return body
+
+
+def main():
+    suite = optimizer.make_suite(sys.argv)
+    for dtype, dtype_name in api.FLOAT_DTYPES:
+        for name in UNARY:
+            for shape in elementwise.UNARY_SHAPES:
+                suite.case(f"{name} {dtype_name} shape {shape}",
+                           unary_case(suite, dtype, name, shape))
+            suite.case(f"{name} {dtype_name} special values",
+                       unary_special_case(suite, dtype, name))
+        for name in BINARY:
+            for lhs_shape, rhs_shape in elementwise.BROADCAST_SHAPES:
+                suite.case(f"{name} {dtype_name} {lhs_shape} with "
+                           f"{rhs_shape}",
+                           binary_case(suite, dtype, name, lhs_shape,
+                                       rhs_shape))
+            suite.case(f"{name} {dtype_name} special values",
+                       binary_special_case(suite, dtype, name))
+        for shapes in SELECT_SHAPES:
+            suite.case(f"select {dtype_name} condition {shapes[0]}, on_true "
+                       f"{shapes[1]}, on_false {shapes[2]}",
+                       select_case(suite, dtype, *shapes))
+        suite.case(f"math {dtype_name} in place", in_place_case(suite, dtype))
+        suite.case(f"warm-up cosine schedule {dtype_name}",
+                   schedule_case(suite, dtype))
+    for source in CAST_DTYPES:
+        for target in CAST_DTYPES:
+            suite.case(f"cast {DTYPE_NAMES[source]} to "
+                       f"{DTYPE_NAMES[target]}",
+                       cast_case(suite, source, target))
+    suite.case("cast i64 rank 0 to f32", cast_rank0_case(suite))
+    suite.finish()
+
+
+if __name__ == "__main__":
+    main()
