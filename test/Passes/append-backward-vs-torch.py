@@ -1,0 +1,246 @@
+# Every gradient rule of --fluid-append-backward against PyTorch autograd,
+# in float64: for each op, a small loss over trainable parameters is
+# differentiated by the pass and run by fluid-run; the loss and each
+# parameter's gradient must equal torch's to 1e-10 relative. Shapes are
+# chosen to exercise broadcasting along every axis, transposed and batched
+# products, strides, padding, dilation, groups and multiple uses.
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %python %s %t
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import safetensors_io  # noqa: E402
+
+work = sys.argv[1]
+torch.manual_seed(0)
+
+
+def ty(shape):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f64>"
+
+
+def check(name, params, body, torch_loss):
+    """params: {name: shape}; body: MLIR computing %loss from %<name>
+    values (dots in names become underscores); torch_loss: f(dict)."""
+    values = {k: torch.randn(s, dtype=torch.float64) for k, s in params.items()}
+    decls = "\n".join(f"fluid.param @{k} : {ty(s)} init zeros"
+                      for k, s in params.items())
+    reads = "\n".join(f"  %{k} = fluid.get_param @{k} : {ty(s)}"
+                      for k, s in params.items())
+    program = (f"{decls}\nfunc.func @loss() -> tensor<f64> {{\n{reads}\n"
+               f"{body}\n  return %loss : tensor<f64>\n}}\n")
+    path = os.path.join(work, name)
+    open(path + ".mlir", "w").write(program)
+    safetensors_io.save(path + ".safetensors",
+                        {k: v.numpy() for k, v in values.items()})
+    step = subprocess.run(["fluid-opt", path + ".mlir",
+                           "--fluid-append-backward"],
+                          capture_output=True, text=True)
+    if step.returncode != 0:
+        print(f"FAIL {name}: {step.stderr}")
+        return False
+    open(path + "-grad.mlir", "w").write(step.stdout)
+    run = subprocess.run(["fluid-run", path + "-grad.mlir", "--params",
+                          path + ".safetensors", "--save-outputs",
+                          path + "-out"], capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"FAIL {name}: {run.stderr}")
+        return False
+
+    leaves = {k: v.clone().requires_grad_(True) for k, v in values.items()}
+    loss = torch_loss(leaves)
+    loss.backward()
+    ours = [np.load(os.path.join(path + "-out", f"output{i}.npy"))
+            for i in range(len(params) + 1)]
+    problems = []
+    if not np.allclose(ours[0], loss.detach().numpy(), rtol=1e-10, atol=1e-12):
+        problems.append(f"loss {ours[0]} vs {loss.item()}")
+    for i, k in enumerate(params):
+        # A parameter the loss does not depend on has a zero gradient.
+        grad = leaves[k].grad
+        expected = np.zeros(params[k]) if grad is None else grad.numpy()
+        if not np.allclose(ours[i + 1], expected, rtol=1e-10, atol=1e-12):
+            diff = np.abs(ours[i + 1] - expected).max()
+            problems.append(f"grad of {k}: max |diff| {diff:.3g}")
+    if problems:
+        print(f"FAIL {name}: " + "; ".join(problems))
+        return False
+    print(f"PASS {name}")
+    return True
+
+
+def mean(value, shape):
+    return f"  %loss = fluid.mean {value} : {ty(shape)} -> tensor<f64>"
+
+
+cases = []
+
+# Broadcasting binary ops along every axis, and a rank-0 operand.
+for op, fn in [("add", torch.add), ("sub", torch.sub), ("mul", torch.mul),
+               ("div", torch.div)]:
+    for a, b in [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (3, 1)),
+                 ((1, 3, 1), (2, 1, 4)), ((2, 3, 4), ()), ((4,), (2, 3, 4))]:
+        out = tuple(torch.broadcast_shapes(a, b))
+        body = (f"  %y = fluid.{op} %a, %b : {ty(a)}, {ty(b)} -> {ty(out)}\n"
+                + mean("%y", out))
+        if op == "div":
+            # Keep the divisor away from zero.
+            body = (f"  %e = fluid.exp %b : {ty(b)}\n"
+                    f"  %y = fluid.div %a, %e : {ty(a)}, {ty(b)} -> {ty(out)}\n"
+                    + mean("%y", out))
+            cases.append((f"{op} {a} {b}", {"a": a, "b": b}, body,
+                          lambda v: torch.div(v["a"], v["b"].exp()).mean()))
+        else:
+            cases.append((f"{op} {a} {b}", {"a": a, "b": b}, body,
+                          lambda v, fn=fn: fn(v["a"], v["b"]).mean()))
+
+# A value used several times: its gradients add up.
+cases.append(("multiple uses", {"a": (3, 4)},
+              f"  %s = fluid.mul %a, %a : {ty((3,4))}, {ty((3,4))} -> {ty((3,4))}\n"
+              f"  %t = fluid.add %s, %a : {ty((3,4))}, {ty((3,4))} -> {ty((3,4))}\n"
+              + mean("%t", (3, 4)),
+              lambda v: (v["a"] * v["a"] + v["a"]).mean()))
+
+# Unary ops.
+for op, fn, pre in [("relu", F.relu, None), ("sigmoid", torch.sigmoid, None),
+                    ("tanh", torch.tanh, None), ("neg", torch.neg, None),
+                    ("exp", torch.exp, None), ("log", torch.log, "exp"),
+                    ("sqrt", torch.sqrt, "exp")]:
+    s = (2, 5)
+    if pre:
+        body = (f"  %p = fluid.{pre} %a : {ty(s)}\n  %y = fluid.{op} %p : {ty(s)}\n"
+                + mean("%y", s))
+        cases.append((op, {"a": s}, body,
+                      lambda v, fn=fn: fn(v["a"].exp()).mean()))
+    else:
+        body = f"  %y = fluid.{op} %a : {ty(s)}\n" + mean("%y", s)
+        cases.append((op, {"a": s}, body, lambda v, fn=fn: fn(v["a"]).mean()))
+
+# Products: every transposition, batched.
+for tl in (False, True):
+    for tr in (False, True):
+        a = (5, 3) if tl else (3, 5)
+        b = (4, 5) if tr else (5, 4)
+        flags = [f for f, on in (("transpose_lhs", tl), ("transpose_rhs", tr)) if on]
+        attrs = f" {{{', '.join(flags)}}}" if flags else ""
+        body = (f"  %y = fluid.matmul %a, %b{attrs} : {ty(a)}, {ty(b)} -> {ty((3,4))}\n"
+                f"  %z = fluid.tanh %y : {ty((3,4))}\n" + mean("%z", (3, 4)))
+        cases.append((f"matmul {flags}", {"a": a, "b": b}, body,
+                      lambda v, tl=tl, tr=tr: torch.tanh(
+                          (v["a"].T if tl else v["a"]) @
+                          (v["b"].T if tr else v["b"])).mean()))
+cases.append(("batched matmul", {"a": (2, 3, 5), "b": (2, 5, 4)},
+              f"  %y = fluid.matmul %a, %b : {ty((2,3,5))}, {ty((2,5,4))} -> {ty((2,3,4))}\n"
+              f"  %z = fluid.sigmoid %y : {ty((2,3,4))}\n" + mean("%z", (2, 3, 4)),
+              lambda v: torch.sigmoid(v["a"] @ v["b"]).mean()))
+cases.append(("linear", {"x": (3, 5), "w": (4, 5), "b": (4,)},
+              f"  %y = fluid.linear %x, %w, %b : {ty((3,5))}, {ty((4,5))}, {ty((4,))} -> {ty((3,4))}\n"
+              f"  %z = fluid.tanh %y : {ty((3,4))}\n" + mean("%z", (3, 4)),
+              lambda v: torch.tanh(F.linear(v["x"], v["w"], v["b"])).mean()))
+
+# Convolutions: stride, asymmetric padding, dilation, groups, bias.
+for name, cin, cout, k, stride, pad, dil, groups in [
+        ("conv plain", 3, 4, 3, 1, (0, 0, 0, 0), 1, 1),
+        ("conv stride 2 pad", 4, 6, 3, 2, (1, 1, 1, 1), 1, 1),
+        ("conv asymmetric pad", 2, 3, 3, 1, (0, 1, 2, 0), 1, 1),
+        ("conv dilation", 2, 2, 3, 1, (2, 2, 2, 2), 2, 1),
+        ("conv groups", 4, 6, 3, 1, (1, 1, 1, 1), 1, 2),
+        ("conv depthwise", 4, 4, 3, 2, (1, 1, 1, 1), 1, 4)]:
+    x, w, b = (2, cin, 7, 6), (cout, cin // groups, k, k), (cout,)
+    xt = torch.zeros(x)
+    y = tuple(F.conv2d(F.pad(xt, (pad[1], pad[3], pad[0], pad[2])),
+                       torch.zeros(w), stride=stride, dilation=dil,
+                       groups=groups).shape)
+    attrs = (f"{{strides = array<i64: {stride}, {stride}>, padding = array<i64: "
+             f"{', '.join(map(str, pad))}>, dilation = array<i64: {dil}, {dil}>, "
+             f"groups = {groups} : i64}}")
+    body = (f"  %y = fluid.conv2d %x, %w, %b {attrs} : ({ty(x)}, {ty(w)}, {ty(b)}) -> {ty(y)}\n"
+            f"  %z = fluid.tanh %y : {ty(y)}\n" + mean("%z", y))
+    cases.append((name, {"x": x, "w": w, "b": b}, body,
+                  lambda v, s=stride, p=pad, d=dil, g=groups: torch.tanh(
+                      F.conv2d(F.pad(v["x"], (p[1], p[3], p[0], p[2])), v["w"],
+                               v["b"], stride=s, dilation=d, groups=g)).mean()))
+
+# Batch norm (training form), 4-D and 2-D, with the running statistics.
+for shape in [(3, 4, 5, 5), (6, 4)]:
+    c = (4,)
+    body = (f"  %y, %m, %i, %nm, %nv = fluid.batch_norm %x, %g, %b, %rm, %rv : {ty(shape)}, {ty(c)}\n"
+            f"  %z = fluid.tanh %y : {ty(shape)}\n" + mean("%z", shape))
+    cases.append((f"batch_norm {len(shape)}-D",
+                  {"x": shape, "g": c, "b": c, "rm": c, "rv": c}, body,
+                  lambda v: torch.tanh(F.batch_norm(
+                      v["x"], v["rm"].detach().clone(),
+                      v["rv"].detach().exp(), v["g"], v["b"],
+                      training=True)).mean()))
+
+# Pooling.
+cases.append(("max_pool2d", {"x": (2, 3, 7, 8)},
+              f"  %y = fluid.max_pool2d %x {{kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, ceil_mode}} : {ty((2,3,7,8))} -> {ty((2,3,4,5))}\n"
+              f"  %z = fluid.tanh %y : {ty((2,3,4,5))}\n" + mean("%z", (2, 3, 4, 5)),
+              lambda v: torch.tanh(F.max_pool2d(v["x"], 3, 2, 1, ceil_mode=True)).mean()))
+cases.append(("avg_pool2d", {"x": (2, 3, 7, 8)},
+              f"  %y = fluid.avg_pool2d %x {{kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}} : {ty((2,3,7,8))} -> {ty((2,3,4,4))}\n"
+              f"  %z = fluid.tanh %y : {ty((2,3,4,4))}\n" + mean("%z", (2, 3, 4, 4)),
+              lambda v: torch.tanh(F.avg_pool2d(v["x"], 3, 2, 1, count_include_pad=False)).mean()))
+cases.append(("global_avg_pool", {"x": (2, 3, 4, 5)},
+              f"  %y = fluid.global_avg_pool %x : {ty((2,3,4,5))} -> {ty((2,3,1,1))}\n"
+              f"  %z = fluid.tanh %y : {ty((2,3,1,1))}\n" + mean("%z", (2, 3, 1, 1)),
+              lambda v: torch.tanh(v["x"].mean((2, 3), keepdim=True)).mean()))
+
+# Shapes, softmax, loss, reductions.
+cases.append(("reshape and flatten", {"x": (2, 3, 4)},
+              f"  %r = fluid.reshape %x : {ty((2,3,4))} -> {ty((6,4))}\n"
+              f"  %t = fluid.tanh %r : {ty((6,4))}\n"
+              f"  %f = fluid.flatten %t {{axis = 1 : i64}} : {ty((6,4))} -> {ty((6,4))}\n"
+              + mean("%f", (6, 4)),
+              lambda v: torch.tanh(v["x"].reshape(6, 4)).mean()))
+cases.append(("concat", {"a": (2, 3), "b": (2, 5)},
+              f"  %c = fluid.concat %a, %b {{axis = -1 : i64}} : ({ty((2,3))}, {ty((2,5))}) -> {ty((2,8))}\n"
+              f"  %t = fluid.tanh %c : {ty((2,8))}\n" + mean("%t", (2, 8)),
+              lambda v: torch.tanh(torch.cat([v["a"], v["b"]], -1)).mean()))
+cases.append(("softmax", {"x": (3, 5)},
+              f"  %s = fluid.softmax %x {{axis = 0 : i64}} : {ty((3,5))}\n"
+              f"  %t = fluid.tanh %s : {ty((3,5))}\n" + mean("%t", (3, 5)),
+              lambda v: torch.tanh(torch.softmax(v["x"], 0)).mean()))
+cases.append(("log_softmax", {"x": (3, 5)},
+              f"  %s = fluid.log_softmax %x : {ty((3,5))}\n"
+              f"  %t = fluid.tanh %s : {ty((3,5))}\n" + mean("%t", (3, 5)),
+              lambda v: torch.tanh(torch.log_softmax(v["x"], -1)).mean()))
+LABELS = [2, 0, 4]
+labels_body = "  %labels = fluid.constant dense<[2, 0, 4]> : tensor<3xi64>\n"
+for reduction in ["mean", "sum"]:
+    attr = "" if reduction == "mean" else " {reduction = #fluid<reduction sum>}"
+    cases.append((f"softmax_cross_entropy {reduction}", {"x": (3, 5)},
+                  labels_body +
+                  f"  %loss = fluid.softmax_cross_entropy %x, %labels{attr} : {ty((3,5))}, tensor<3xi64> -> tensor<f64>",
+                  lambda v, r=reduction: F.cross_entropy(
+                      v["x"], torch.tensor(LABELS), reduction=r)))
+cases.append(("softmax_cross_entropy none", {"x": (3, 5)},
+              labels_body +
+              f"  %l = fluid.softmax_cross_entropy %x, %labels {{reduction = #fluid<reduction none>}} : {ty((3,5))}, tensor<3xi64> -> {ty((3,))}\n"
+              f"  %t = fluid.tanh %l : {ty((3,))}\n" + mean("%t", (3,)),
+              lambda v: torch.tanh(F.cross_entropy(
+                  v["x"], torch.tensor(LABELS), reduction="none")).mean()))
+cases.append(("reduce_sum and mean over axes", {"x": (2, 3, 4)},
+              f"  %s = fluid.reduce_sum %x {{axes = array<i64: 0, -1>}} : {ty((2,3,4))} -> {ty((3,))}\n"
+              f"  %t = fluid.tanh %s : {ty((3,))}\n"
+              f"  %m = fluid.mean %x {{axes = array<i64: 1>, keep_dims}} : {ty((2,3,4))} -> {ty((2,1,4))}\n"
+              f"  %u = fluid.tanh %m : {ty((2,1,4))}\n"
+              f"  %a = fluid.mean %t : {ty((3,))} -> tensor<f64>\n"
+              f"  %b = fluid.mean %u : {ty((2,1,4))} -> tensor<f64>\n"
+              f"  %loss = fluid.add %a, %b : tensor<f64>, tensor<f64> -> tensor<f64>",
+              lambda v: torch.tanh(v["x"].sum((0, 2))).mean()
+              + torch.tanh(v["x"].mean(1, keepdim=True)).mean()))
+
+ok = all([check(name.replace(" ", "_").replace("(", "").replace(")", "")
+                .replace(",", "").replace("'", "").replace("[", "")
+                .replace("]", ""), params, body, fn)
+          for name, params, body, fn in cases])
+sys.exit(0 if ok else 1)
