@@ -17,8 +17,9 @@ static const double kTorchDefaultGain = std::sqrt(1.0 / 3.0);
 static constexpr double kBatchNormEpsilon = 1e-5;
 static constexpr double kBatchNormMomentum = 0.1;
 
-ModelBuilder::ModelBuilder(func::FuncOp func)
-    : body(OpBuilder::atBlockEnd(&func.getBody().front())), params(func) {}
+ModelBuilder::ModelBuilder(func::FuncOp func, Phase phase)
+    : body(OpBuilder::atBlockEnd(&func.getBody().front())), params(func),
+      phase(phase) {}
 
 Location ModelBuilder::layerLoc(const Twine &name) {
   return NameLoc::get(body.getStringAttr(name));
@@ -54,9 +55,10 @@ Value ModelBuilder::param(Location loc, const Twine &name,
   auto type = RankedTensorType::get(shape, body.getF32Type());
   StringAttr symbol = body.getStringAttr(name);
   // Attributes left null take their defaults (and are not printed).
-  ParamOp::create(params, loc, symbol, TypeAttr::get(type), init,
-                  trainable ? BoolAttr() : body.getBoolAttr(false), FloatAttr(),
-                  FloatAttr());
+  if (phase == Phase::Training)
+    ParamOp::create(params, loc, symbol, TypeAttr::get(type), init,
+                    trainable ? BoolAttr() : body.getBoolAttr(false),
+                    FloatAttr(), FloatAttr());
   return GetParamOp::create(body, loc, type, FlatSymbolRefAttr::get(symbol));
 }
 
@@ -119,6 +121,13 @@ Value ModelBuilder::batchNorm(const Twine &name, Value input,
       param(loc, runningVar, {channels}, constantInitializer(InitKind::Ones),
             /*trainable=*/false)};
 
+  if (phase == Phase::Inference) {
+    BatchNormInferenceOp::Properties properties;
+    properties.setEpsilon(body.getF64FloatAttr(kBatchNormEpsilon));
+    BatchNormInferenceOp norm =
+        createInferred<BatchNormInferenceOp>(loc, operands, properties);
+    return norm ? norm.getOutput() : Value();
+  }
   BatchNormOp::Properties properties;
   properties.setEpsilon(body.getF64FloatAttr(kBatchNormEpsilon));
   properties.setMomentum(body.getF64FloatAttr(kBatchNormMomentum));

@@ -69,20 +69,31 @@ struct ConvSpec {
   WeightInit weightInit = WeightInit::KaimingNormalFanOut;
 };
 
+/// Which function of the model the layers go into.
+enum class Phase {
+  /// The loss function: batch norm uses batch statistics and updates the
+  /// running ones; parameters are declared as they are first used.
+  Training,
+  /// The prediction function, emitted after the training one: batch norm
+  /// uses the running statistics, and the parameters exist already.
+  Inference,
+};
+
 /// Emits layers at the end of one function's body and declares their
 /// parameters, in the order the layers are emitted, ahead of the function.
 /// Every method takes the PyTorch module name the layer transcribes.
 class ModelBuilder {
 public:
   /// `func` must have a body; its module receives the parameters.
-  explicit ModelBuilder(func::FuncOp func);
+  explicit ModelBuilder(func::FuncOp func, Phase phase = Phase::Training);
 
   /// nn.Conv2d; the input channels come from `input`'s type.
   Value conv2d(const Twine &name, Value input, const ConvSpec &spec);
-  /// nn.BatchNorm2d (or 1d) in training mode: normalizes with the batch's
+  /// nn.BatchNorm2d (or 1d). In training: normalizes with the batch's
   /// statistics and writes the new running statistics back into
-  /// `NAME.running_mean` and `NAME.running_var`. `weightInit` is Ones, or
-  /// Zeros for timm's zero-initialized last norm of a residual block.
+  /// `NAME.running_mean` and `NAME.running_var`; in inference: normalizes
+  /// with the running statistics. `weightInit` is Ones, or Zeros for timm's
+  /// zero-initialized last norm of a residual block.
   Value batchNorm(const Twine &name, Value input,
                   InitKind weightInit = InitKind::Ones);
   /// nn.Linear with a bias and PyTorch's default initializers; the input
@@ -125,6 +136,7 @@ private:
 
   OpBuilder body;
   OpBuilder params;
+  Phase phase;
   bool hasFailed = false;
 };
 

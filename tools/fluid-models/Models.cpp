@@ -308,5 +308,22 @@ OwningOpRef<ModuleOp> mlir::fluid::models::buildModel(MLIRContext &context,
     return nullptr;
   b.setInsertionPointToEnd(entry);
   func::ReturnOp::create(b, nameLoc("loss"), loss);
+
+  // @predict: the logits, with batch norm in inference form, for evaluation.
+  b.setInsertionPointToEnd(module->getBody());
+  auto logitsType = cast<RankedTensorType>(logits.getType());
+  auto predict =
+      func::FuncOp::create(b, nameLoc(model.name), "predict",
+                           b.getFunctionType({imagesType}, {logitsType}));
+  predict.setArgAttr(0, "fluid.name", b.getStringAttr("images"));
+  Block *predictEntry = predict.addEntryBlock();
+  predictEntry->getArgument(0).setLoc(nameLoc("images"));
+  ModelBuilder inference(predict, Phase::Inference);
+  Value predicted =
+      model.forward(inference, predictEntry->getArgument(0), sizes.classes);
+  if (inference.anyLayerFailed())
+    return nullptr;
+  b.setInsertionPointToEnd(predictEntry);
+  func::ReturnOp::create(b, nameLoc("logits"), predicted);
   return module;
 }

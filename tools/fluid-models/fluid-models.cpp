@@ -74,6 +74,10 @@ forward program with the loss:
 
 returning the mean softmax cross-entropy of the logits against the labels.
 Batch norms are in training form and write their running statistics back.
+A second function evaluates the model, batch norms in inference form:
+
+  func.func @predict(%images: tensor<NxCxHxWxf32> {fluid.name = "images"})
+      -> tensor<NxKxf32>
 
 Examples:
   fluid-models --list
