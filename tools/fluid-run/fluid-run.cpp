@@ -14,7 +14,7 @@
 #include "fluid/Dialect/Fluid/IR/EntryPoint.h"
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 #include "fluid/Interpreter/Interpreter.h"
-#include "fluid/Support/InputGuards.h"
+#include "fluid/Support/ProgramLoader.h"
 #include "fluid/runtime/Init.h"
 #include "fluid/runtime/Npy.h"
 
@@ -238,22 +238,10 @@ int main(int argc, char **argv) {
       "fluid-run: run a function of a fluid program on the cpu reference "
       "backend\n");
 
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> buffer =
-      openInputFile(inputFilename, &errorMessage);
-  if (!buffer)
-    return fail(errorMessage);
-  if (failed(checkTextInput(*buffer)))
-    return EXIT_FAILURE;
-
   MLIRContext context;
   context.loadDialect<FluidDialect, func::FuncDialect>();
-  // The source line and caret locate the op; the generic form adds noise.
-  context.printOpOnDiagnostic(false);
-  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
-  sourceMgr->AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(*sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  ProgramLoader loader(context, "fluid-run");
+  OwningOpRef<ModuleOp> module = loader.load(inputFilename);
   if (!module)
     return EXIT_FAILURE;
 
