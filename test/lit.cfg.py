@@ -36,6 +36,8 @@ llvm_config.add_tool_substitutions(tools, [config.fluid_tools_dir])
 # CUDA code can run (never on CI).
 if config.fluid_have_cuda:
     config.available_features.add("cuda-build")
+if os.path.exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"):
+    config.available_features.add("fashion-mnist")
 if shutil.which("nvidia-smi") and subprocess.run(
         ["nvidia-smi", "-L"], capture_output=True).returncode == 0:
     config.available_features.add("gpu")
