@@ -139,6 +139,41 @@ static void copyArray(int64_t (&to)[N], ArrayRef<int64_t> from) {
   std::copy_n(from.begin(), N, to);
 }
 
+/// The runtime parameters of a convolution or its gradients.
+template <typename ConvLikeOp>
+static fluid_conv2d_params convParams(ConvLikeOp op) {
+  fluid_conv2d_params p = {};
+  copyArray(p.strides, op.getStrides());
+  copyArray(p.padding, op.getPadding());
+  copyArray(p.dilation, op.getDilation());
+  p.groups = op.getGroups();
+  return p;
+}
+
+/// The runtime parameters of max pooling or its gradient.
+template <typename MaxPoolLikeOp>
+static fluid_max_pool2d_params maxPoolParams(MaxPoolLikeOp op) {
+  fluid_max_pool2d_params p = {};
+  copyArray(p.kernel, op.getKernelSize());
+  copyArray(p.strides, op.getStrides());
+  copyArray(p.padding, op.getPadding());
+  copyArray(p.dilation, op.getDilation());
+  p.ceil_mode = op.getCeilMode();
+  return p;
+}
+
+/// The runtime parameters of average pooling or its gradient.
+template <typename AvgPoolLikeOp>
+static fluid_avg_pool2d_params avgPoolParams(AvgPoolLikeOp op) {
+  fluid_avg_pool2d_params p = {};
+  copyArray(p.kernel, op.getKernelSize());
+  copyArray(p.strides, op.getStrides());
+  copyArray(p.padding, op.getPadding());
+  p.ceil_mode = op.getCeilMode();
+  p.count_include_pad = op.getCountIncludePad();
+  return p;
+}
+
 LogicalResult FunctionRun::execute(Operation *op) {
   // Ops that produce no new memory.
   if (auto get = dyn_cast<GetParamOp>(op)) {
@@ -180,11 +215,7 @@ LogicalResult FunctionRun::execute(Operation *op) {
   fluid_status status =
       llvm::TypeSwitch<Operation *, fluid_status>(op)
           .Case([&](Conv2DOp c) {
-            fluid_conv2d_params p = {};
-            copyArray(p.strides, c.getStrides());
-            copyArray(p.padding, c.getPadding());
-            copyArray(p.dilation, c.getDilation());
-            p.groups = c.getGroups();
+            fluid_conv2d_params p = convParams(c);
             fluid_tensor x = in(c.getInput()), w = in(c.getFilter());
             fluid_tensor b = c.getBias() ? in(c.getBias()) : fluid_tensor{};
             return fluid_cpu_conv2d(&x, &w, c.getBias() ? &b : nullptr, o, &p);
@@ -230,22 +261,12 @@ LogicalResult FunctionRun::execute(Operation *op) {
               return fluid_cpu_div(&l, &r, o);
           })
           .Case([&](MaxPool2DOp pool) {
-            fluid_max_pool2d_params p = {};
-            copyArray(p.kernel, pool.getKernelSize());
-            copyArray(p.strides, pool.getStrides());
-            copyArray(p.padding, pool.getPadding());
-            copyArray(p.dilation, pool.getDilation());
-            p.ceil_mode = pool.getCeilMode();
+            fluid_max_pool2d_params p = maxPoolParams(pool);
             fluid_tensor x = in(pool.getInput());
             return fluid_cpu_max_pool2d(&x, o, &p);
           })
           .Case([&](AvgPool2DOp pool) {
-            fluid_avg_pool2d_params p = {};
-            copyArray(p.kernel, pool.getKernelSize());
-            copyArray(p.strides, pool.getStrides());
-            copyArray(p.padding, pool.getPadding());
-            p.ceil_mode = pool.getCeilMode();
-            p.count_include_pad = pool.getCountIncludePad();
+            fluid_avg_pool2d_params p = avgPoolParams(pool);
             fluid_tensor x = in(pool.getInput());
             return fluid_cpu_avg_pool2d(&x, o, &p);
           })
@@ -349,20 +370,12 @@ LogicalResult FunctionRun::execute(Operation *op) {
           })
           // Gradients.
           .Case([&](Conv2DGradInputOp c) {
-            fluid_conv2d_params p = {};
-            copyArray(p.strides, c.getStrides());
-            copyArray(p.padding, c.getPadding());
-            copyArray(p.dilation, c.getDilation());
-            p.groups = c.getGroups();
+            fluid_conv2d_params p = convParams(c);
             fluid_tensor dy = in(c.getGradOutput()), w = in(c.getFilter());
             return fluid_cpu_conv2d_grad_input(&dy, &w, o, &p);
           })
           .Case([&](Conv2DGradFilterOp c) {
-            fluid_conv2d_params p = {};
-            copyArray(p.strides, c.getStrides());
-            copyArray(p.padding, c.getPadding());
-            copyArray(p.dilation, c.getDilation());
-            p.groups = c.getGroups();
+            fluid_conv2d_params p = convParams(c);
             fluid_tensor dy = in(c.getGradOutput()), x = in(c.getInput());
             return fluid_cpu_conv2d_grad_filter(&dy, &x, o, &p);
           })
@@ -384,22 +397,12 @@ LogicalResult FunctionRun::execute(Operation *op) {
               return fluid_cpu_tanh_grad(&dy, &y, o);
           })
           .Case([&](MaxPool2DGradOp pool) {
-            fluid_max_pool2d_params p = {};
-            copyArray(p.kernel, pool.getKernelSize());
-            copyArray(p.strides, pool.getStrides());
-            copyArray(p.padding, pool.getPadding());
-            copyArray(p.dilation, pool.getDilation());
-            p.ceil_mode = pool.getCeilMode();
+            fluid_max_pool2d_params p = maxPoolParams(pool);
             fluid_tensor dy = in(pool.getGradOutput()), x = in(pool.getInput());
             return fluid_cpu_max_pool2d_grad(&dy, &x, o, &p);
           })
           .Case([&](AvgPool2DGradOp pool) {
-            fluid_avg_pool2d_params p = {};
-            copyArray(p.kernel, pool.getKernelSize());
-            copyArray(p.strides, pool.getStrides());
-            copyArray(p.padding, pool.getPadding());
-            p.ceil_mode = pool.getCeilMode();
-            p.count_include_pad = pool.getCountIncludePad();
+            fluid_avg_pool2d_params p = avgPoolParams(pool);
             fluid_tensor dy = in(pool.getGradOutput());
             return fluid_cpu_avg_pool2d_grad(&dy, o, &p);
           })

@@ -10,41 +10,31 @@ Python's own gzip + NumPy decoding.
 import ctypes
 import gzip
 import os
-import shutil
 import struct
 import sys
-import tempfile
-import threading
 import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import cases  # noqa: E402
+import datasets  # noqa: E402
 import fluidrt  # noqa: E402
+from cases import case  # noqa: E402
+from datasets import INT64_P  # noqa: E402
+from fluidrt import INVALID_ARGUMENT, IO, UNSUPPORTED  # noqa: E402
+from scratch import Scratch  # noqa: E402
 
-INVALID_ARGUMENT, IO, UNSUPPORTED = 1, 2, 3
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
 # torchvision's Fashion-MNIST normalization, as a training loop would use it.
 MEAN, STD = 0.2860, 0.3530
 
-lib = fluidrt.load(sys.argv[1])
-TENSOR = ctypes.POINTER(fluidrt.FluidTensor)
-INT64_P = ctypes.POINTER(ctypes.c_int64)
-lib.fluid_dataset_open_idx.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
-                                       ctypes.POINTER(ctypes.c_void_p)]
-lib.fluid_dataset_free.argtypes = [ctypes.c_void_p]
-lib.fluid_dataset_free.restype = None
-lib.fluid_dataset_info.argtypes = [ctypes.c_void_p, INT64_P, INT64_P, INT64_P]
-lib.fluid_dataset_batch.argtypes = [ctypes.c_void_p, INT64_P, ctypes.c_int64,
-                                    TENSOR, TENSOR, ctypes.c_double,
-                                    ctypes.c_double]
+lib = datasets.load(sys.argv[1])
 
-WORK = tempfile.mkdtemp(prefix="fluid-data-idx-")
-
-
-def path(name):
-    return os.path.join(WORK, name)
+SCRATCH = Scratch(prefix="fluid-data-idx-")
+WORK = SCRATCH.root
+path, write = SCRATCH.path, SCRATCH.save  # write(name, content, compress)
 
 
 def idx_bytes(array, type_code=0x08, rank=None):
@@ -52,13 +42,6 @@ def idx_bytes(array, type_code=0x08, rank=None):
     rank = array.ndim if rank is None else rank
     return (bytes([0, 0, type_code, rank]) +
             struct.pack(f">{array.ndim}I", *array.shape) + array.tobytes())
-
-
-def write(name, content, compress=False):
-    file = path(name)
-    with (gzip.open(file, "wb") if compress else open(file, "wb")) as f:
-        f.write(content)
-    return file
 
 
 def sample(count, rows, cols, classes, seed):
@@ -74,42 +57,12 @@ def write_pair(name, images, labels, compress_images=False,
             write(f"{name}-labels", idx_bytes(labels), compress_labels))
 
 
-class Dataset:
+class Dataset(datasets.Dataset):
     """An open dataset, freed on exit."""
 
     def __init__(self, images_file, labels_file):
-        self.handle = ctypes.c_void_p()
-        fluidrt.check(lib, lib.fluid_dataset_open_idx(
-            images_file.encode(), labels_file.encode(),
-            ctypes.byref(self.handle)))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        lib.fluid_dataset_free(self.handle)
-
-    def info(self):
-        count, shape, classes = (ctypes.c_int64(), (ctypes.c_int64 * 3)(),
-                                 ctypes.c_int64())
-        fluidrt.check(lib, lib.fluid_dataset_info(
-            self.handle, ctypes.byref(count), shape, ctypes.byref(classes)))
-        return count.value, tuple(shape), classes.value
-
-    def batch(self, indices, image_dtype=np.float32, label_dtype=np.int64,
-              mean=0.0, std=1.0):
-        indices = np.ascontiguousarray(indices, dtype=np.int64)
-        _, shape, _ = self.info()
-        images = np.full((len(indices),) + shape, np.nan, image_dtype)
-        labels = np.full(len(indices), -1, label_dtype)
-        fluidrt.check(lib, self.call(indices, images, labels, mean, std))
-        return images, labels
-
-    def call(self, indices, images, labels, mean=0.0, std=1.0):
-        t_images, t_labels = fluidrt.tensor(images), fluidrt.tensor(labels)
-        return lib.fluid_dataset_batch(
-            self.handle, indices.ctypes.data_as(INT64_P), len(indices),
-            ctypes.byref(t_images), ctypes.byref(t_labels), mean, std)
+        super().__init__(lib, lambda out: lib.fluid_dataset_open_idx(
+            images_file.encode(), labels_file.encode(), out))
 
 
 def normalized(images, dtype, mean, std):
@@ -129,13 +82,7 @@ def expect_batch(dataset, images, labels, indices, image_dtype=np.float32,
 
 
 def expect_error(status, fragments, function):
-    got = function()
-    message = lib.fluid_last_error().decode()
-    if got != status:
-        raise AssertionError(f"status {got} != {status}: {message!r}")
-    for fragment in fragments:
-        if fragment not in message:
-            raise AssertionError(f"{fragment!r} not in {message!r}")
+    fluidrt.expect_status(lib, function(), status, fragments)
 
 
 def expect_open_error(status, fragments, images_file, labels_file,
@@ -152,14 +99,6 @@ def expect_open_error(status, fragments, images_file, labels_file,
 
 IMAGES, LABELS = sample(9, 5, 3, 4, seed=1)
 GOOD_IMAGES, GOOD_LABELS = write_pair("good", IMAGES, LABELS)
-
-CASES = []
-
-
-def case(function):
-    CASES.append(function)
-    return function
-
 
 @case
 def raw_and_gzip_files_read_back_exactly():
@@ -222,25 +161,13 @@ def concurrent_batches_on_one_dataset():
     images, labels = sample(64, 28, 28, 10, seed=2)
     files = write_pair("concurrent", images, labels, compress_images=True)
     with Dataset(*files) as dataset:
-        failures = []
-
         def worker(seed):
             rng = np.random.default_rng(seed)
-            try:
-                for _ in range(20):
-                    expect_batch(dataset, images, labels,
-                                 rng.integers(0, 64, size=32), mean=MEAN,
-                                 std=STD)
-            except Exception as error:  # reported by the main thread
-                failures.append(error)
+            for _ in range(20):
+                expect_batch(dataset, images, labels,
+                             rng.integers(0, 64, size=32), mean=MEAN, std=STD)
 
-        threads = [threading.Thread(target=worker, args=(s,))
-                   for s in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert not failures, failures
+        cases.in_threads(worker, 8)
 
 
 @case
@@ -553,26 +480,5 @@ def fashion_mnist():
                          MEAN, STD)
 
 
-def main():
-    failures = 0
-    start = time.monotonic()
-    try:
-        for function in CASES:
-            case_start = time.monotonic()
-            try:
-                function()
-                print(f"PASS {function.__name__} "
-                      f"({time.monotonic() - case_start:.2f} s)")
-            except Exception as error:  # report every case, then fail
-                failures += 1
-                print(f"FAIL {function.__name__}: {type(error).__name__}: "
-                      f"{error}")
-    finally:
-        shutil.rmtree(WORK)
-    print(f"{len(CASES) - failures} of {len(CASES)} cases passed in "
-          f"{time.monotonic() - start:.1f} s")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cases.main(cleanup=SCRATCH.remove))

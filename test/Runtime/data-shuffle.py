@@ -6,7 +6,6 @@ description, reproduces it exactly; a golden permutation pins the algorithm,
 and a chi-square test checks that every index is equally likely everywhere.
 """
 
-import ctypes
 import os
 import sys
 import time
@@ -15,20 +14,22 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import cases  # noqa: E402
+import datasets  # noqa: E402
 import fluidrt  # noqa: E402
+import philox  # noqa: E402
+from cases import case  # noqa: E402
+from datasets import INT64_P  # noqa: E402
+from fluidrt import INVALID_ARGUMENT  # noqa: E402
+from philox import MASK32, chi_square, philox4x32_10  # noqa: E402
 
-INVALID_ARGUMENT = 1
-MASK32 = 0xFFFFFFFF
 # The documented algorithm's output for seed 0, epoch 0, n = 10. A change
 # here breaks every recorded training run's data order: make it on purpose.
 GOLDEN_0_0_10 = [7, 1, 0, 3, 6, 8, 4, 9, 2, 5]
 # Chi-square critical values at p = 0.001 for 9 degrees of freedom.
 CHI2_9_DOF = 27.877
 
-lib = fluidrt.load(sys.argv[1])
-INT64_P = ctypes.POINTER(ctypes.c_int64)
-lib.fluid_shuffle.argtypes = [INT64_P, ctypes.c_int64, ctypes.c_uint64,
-                              ctypes.c_uint64]
+lib = datasets.load(sys.argv[1])
 
 
 def shuffle(n, seed, epoch):
@@ -36,17 +37,6 @@ def shuffle(n, seed, epoch):
     fluidrt.check(lib, lib.fluid_shuffle(indices.ctypes.data_as(INT64_P), n,
                                          seed, epoch))
     return indices
-
-
-def philox4x32_10(counter, key):
-    c0, c1, c2, c3 = counter
-    k0, k1 = key
-    for _ in range(10):
-        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
-        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0, p1 & MASK32,
-                          (p0 >> 32) ^ c3 ^ k1, p0 & MASK32)
-        k0, k1 = (k0 + 0x9E3779B9) & MASK32, (k1 + 0xBB67AE85) & MASK32
-    return c0, c1, c2, c3
 
 
 def reference_shuffle(n, seed, epoch):
@@ -61,32 +51,9 @@ def reference_shuffle(n, seed, epoch):
     return indices
 
 
-def chi_square(counts):
-    expected = counts.sum() / counts.size
-    return float(((counts - expected) ** 2 / expected).sum())
-
-
-CASES = []
-
-
-def case(function):
-    CASES.append(function)
-    return function
-
-
 @case
 def python_philox_matches_random123_vectors():
-    vectors = [
-        ((0, 0, 0, 0), (0, 0),
-         (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8)),
-        ((MASK32,) * 4, (MASK32,) * 2,
-         (0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd)),
-        ((0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344),
-         (0xa4093822, 0x299f31d0),
-         (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1)),
-    ]
-    for counter, key, expected in vectors:
-        assert philox4x32_10(counter, key) == expected, counter
+    philox.check_random123_vectors()
 
 
 @case
@@ -160,33 +127,14 @@ def large_n_is_fast():
 @case
 def errors():
     indices = np.zeros(3, np.int64)
-    status = lib.fluid_shuffle(indices.ctypes.data_as(INT64_P), -1, 0, 0)
-    message = lib.fluid_last_error().decode()
-    assert status == INVALID_ARGUMENT and \
-        "fluid_shuffle: n must be >= 0, got -1" in message, message
-    status = lib.fluid_shuffle(None, 3, 0, 0)
-    message = lib.fluid_last_error().decode()
-    assert status == INVALID_ARGUMENT and \
-        "indices must not be null when n > 0" in message, message
+    fluidrt.expect_status(
+        lib, lib.fluid_shuffle(indices.ctypes.data_as(INT64_P), -1, 0, 0),
+        INVALID_ARGUMENT, ["fluid_shuffle: n must be >= 0, got -1"])
+    fluidrt.expect_status(lib, lib.fluid_shuffle(None, 3, 0, 0),
+                          INVALID_ARGUMENT,
+                          ["indices must not be null when n > 0"])
     fluidrt.check(lib, lib.fluid_shuffle(None, 0, 0, 0))
 
 
-def main():
-    failures = 0
-    start = time.monotonic()
-    for function in CASES:
-        case_start = time.monotonic()
-        try:
-            function()
-            print(f"PASS {function.__name__} "
-                  f"({time.monotonic() - case_start:.2f} s)")
-        except Exception as error:  # report every case, then fail
-            failures += 1
-            print(f"FAIL {function.__name__}: {type(error).__name__}: {error}")
-    print(f"{len(CASES) - failures} of {len(CASES)} cases passed in "
-          f"{time.monotonic() - start:.1f} s")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cases.main())

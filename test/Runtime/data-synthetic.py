@@ -10,83 +10,40 @@ import ctypes
 import os
 import struct
 import sys
-import threading
 import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import cases  # noqa: E402
+import datasets  # noqa: E402
 import fluidrt  # noqa: E402
+import philox  # noqa: E402
+from cases import case  # noqa: E402
+from fluidrt import INVALID_ARGUMENT  # noqa: E402
+from philox import MASK32, chi_square, philox4x32_10  # noqa: E402
 
-INVALID_ARGUMENT = 1
-MASK32 = 0xFFFFFFFF
 SYNTHETIC_TAG = 0x53594E54  # counter word 3, "SYNT"
 # Chi-square critical values at p = 0.001.
 CHI2_6_DOF, CHI2_255_DOF = 22.458, 330.5
 
-lib = fluidrt.load(sys.argv[1])
-TENSOR = ctypes.POINTER(fluidrt.FluidTensor)
-INT64_P = ctypes.POINTER(ctypes.c_int64)
-lib.fluid_dataset_synthetic.argtypes = [ctypes.c_int64] * 5 + [
-    ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
-lib.fluid_dataset_free.argtypes = [ctypes.c_void_p]
-lib.fluid_dataset_free.restype = None
-lib.fluid_dataset_info.argtypes = [ctypes.c_void_p, INT64_P, INT64_P, INT64_P]
-lib.fluid_dataset_batch.argtypes = [ctypes.c_void_p, INT64_P, ctypes.c_int64,
-                                    TENSOR, TENSOR, ctypes.c_double,
-                                    ctypes.c_double]
+lib = datasets.load(sys.argv[1])
 
 
-class Dataset:
-    """A synthetic dataset, freed on exit."""
+class Dataset(datasets.Dataset):
+    """A synthetic dataset, freed on exit; batches are F64 by default."""
+
+    image_dtype = np.float64
 
     def __init__(self, count, channels, height, width, classes, seed):
-        self.handle = ctypes.c_void_p()
-        fluidrt.check(lib, lib.fluid_dataset_synthetic(
-            count, channels, height, width, classes, seed,
-            ctypes.byref(self.handle)))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        lib.fluid_dataset_free(self.handle)
-
-    def info(self):
-        count, shape, classes = (ctypes.c_int64(), (ctypes.c_int64 * 3)(),
-                                 ctypes.c_int64())
-        fluidrt.check(lib, lib.fluid_dataset_info(
-            self.handle, ctypes.byref(count), shape, ctypes.byref(classes)))
-        return count.value, tuple(shape), classes.value
-
-    def batch(self, indices, image_dtype=np.float64, label_dtype=np.int64,
-              mean=0.0, std=1.0):
-        indices = np.ascontiguousarray(indices, dtype=np.int64)
-        _, shape, _ = self.info()
-        images = np.full((len(indices),) + shape, np.nan, image_dtype)
-        labels = np.full(len(indices), -1, label_dtype)
-        t_images, t_labels = fluidrt.tensor(images), fluidrt.tensor(labels)
-        fluidrt.check(lib, lib.fluid_dataset_batch(
-            self.handle, indices.ctypes.data_as(INT64_P), len(indices),
-            ctypes.byref(t_images), ctypes.byref(t_labels), mean, std))
-        return images, labels
+        super().__init__(lib, lambda out: lib.fluid_dataset_synthetic(
+            count, channels, height, width, classes, seed, out))
 
     def pixels(self, indices):
         """The u8 pixels, recovered exactly from an F64 batch (p / 255)."""
         images, labels = self.batch(indices)
         return np.rint(images * 255).astype(np.uint8), labels
-
-
-def philox4x32_10(counter, key):
-    c0, c1, c2, c3 = counter
-    k0, k1 = key
-    for _ in range(10):
-        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
-        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0, p1 & MASK32,
-                          (p0 >> 32) ^ c3 ^ k1, p0 & MASK32)
-        k0, k1 = (k0 + 0x9E3779B9) & MASK32, (k1 + 0xBB67AE85) & MASK32
-    return c0, c1, c2, c3
 
 
 def reference_item(seed, index, shape, classes):
@@ -106,42 +63,13 @@ def reference_item(seed, index, shape, classes):
     return np.frombuffer(data[:size], np.uint8).reshape(shape), label
 
 
-def chi_square(counts):
-    expected = counts.sum() / counts.size
-    return float(((counts - expected) ** 2 / expected).sum())
-
-
 def expect_error(fragments, function):
-    status = function()
-    message = lib.fluid_last_error().decode()
-    if status != INVALID_ARGUMENT:
-        raise AssertionError(f"status {status} != 1: {message!r}")
-    for fragment in fragments:
-        if fragment not in message:
-            raise AssertionError(f"{fragment!r} not in {message!r}")
-
-
-CASES = []
-
-
-def case(function):
-    CASES.append(function)
-    return function
+    fluidrt.expect_status(lib, function(), INVALID_ARGUMENT, fragments)
 
 
 @case
 def python_philox_matches_random123_vectors():
-    vectors = [
-        ((0, 0, 0, 0), (0, 0),
-         (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8)),
-        ((MASK32,) * 4, (MASK32,) * 2,
-         (0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd)),
-        ((0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344),
-         (0xa4093822, 0x299f31d0),
-         (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1)),
-    ]
-    for counter, key, expected in vectors:
-        assert philox4x32_10(counter, key) == expected, counter
+    philox.check_random123_vectors()
 
 
 @case
@@ -238,26 +166,16 @@ def pixels_cover_every_value_uniformly():
 def concurrent_batches_agree():
     with Dataset(512, 3, 16, 16, 10, 21) as dataset:
         expected = dataset.batch(range(512))
-        failures = []
 
         def worker(seed):
             rng = np.random.default_rng(seed)
-            try:
-                for _ in range(10):
-                    indices = rng.integers(0, 512, size=64)
-                    images, labels = dataset.batch(indices)
-                    assert np.array_equal(images, expected[0][indices])
-                    assert np.array_equal(labels, expected[1][indices])
-            except Exception as error:  # reported by the main thread
-                failures.append(error)
+            for _ in range(10):
+                indices = rng.integers(0, 512, size=64)
+                images, labels = dataset.batch(indices)
+                assert np.array_equal(images, expected[0][indices])
+                assert np.array_equal(labels, expected[1][indices])
 
-        threads = [threading.Thread(target=worker, args=(s,))
-                   for s in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert not failures, failures
+        cases.in_threads(worker, 8)
 
 
 @case
@@ -286,34 +204,13 @@ def bad_arguments():
     with Dataset(10, 1, 2, 2, 3, 0) as dataset:
         images = np.zeros((1, 1, 2, 2), np.float32)
         labels = np.zeros(1, np.int64)
-        t_images, t_labels = fluidrt.tensor(images), fluidrt.tensor(labels)
         index = np.array([10], np.int64)
         expect_error(["indices[0] = 10 is outside the dataset's [0, 10)"],
-                     lambda: lib.fluid_dataset_batch(
-                         dataset.handle, index.ctypes.data_as(INT64_P), 1,
-                         ctypes.byref(t_images), ctypes.byref(t_labels), 0.0,
-                         1.0))
+                     lambda: dataset.call(index, images, labels, 0.0, 1.0))
     # The largest image allowed is accepted (and costs nothing until used).
     with Dataset(1, 16, 2**16, 2**16 - 1, 2, 0) as dataset:
         assert dataset.info()[1] == (16, 2**16, 2**16 - 1)
 
 
-def main():
-    failures = 0
-    start = time.monotonic()
-    for function in CASES:
-        case_start = time.monotonic()
-        try:
-            function()
-            print(f"PASS {function.__name__} "
-                  f"({time.monotonic() - case_start:.2f} s)")
-        except Exception as error:  # report every case, then fail
-            failures += 1
-            print(f"FAIL {function.__name__}: {type(error).__name__}: {error}")
-    print(f"{len(CASES) - failures} of {len(CASES)} cases passed in "
-          f"{time.monotonic() - start:.1f} s")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cases.main())

@@ -16,74 +16,32 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import cases  # noqa: E402
 import fluidrt  # noqa: E402
+import initapi  # noqa: E402
+import philox  # noqa: E402
+from cases import case  # noqa: E402
+from fluidrt import INVALID_ARGUMENT, UNSUPPORTED  # noqa: E402
+from initapi import (ZEROS, ONES, CONSTANT, NORMAL, UNIFORM,  # noqa: E402
+                     KAIMING_NORMAL, KAIMING_UNIFORM, XAVIER_UNIFORM, FAN_IN)
+from philox import MASK32, philox4x32_10  # noqa: E402
 
-ZEROS, ONES, CONSTANT, NORMAL, UNIFORM = 0, 1, 2, 3, 4
-KAIMING_NORMAL, KAIMING_UNIFORM, XAVIER_UNIFORM = 5, 6, 7
-FAN_IN, FAN_OUT = 0, 1
-INVALID_ARGUMENT, UNSUPPORTED = 1, 3
-MASK32 = 0xFFFFFFFF
-
-
-class InitSpec(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int32), ("fan_mode", ctypes.c_int32),
-                ("value", ctypes.c_double), ("mean", ctypes.c_double),
-                ("std", ctypes.c_double), ("low", ctypes.c_double),
-                ("high", ctypes.c_double), ("gain", ctypes.c_double)]
-
-
-lib = fluidrt.load(sys.argv[1])
-lib.fluid_init_tensor.argtypes = [ctypes.POINTER(fluidrt.FluidTensor),
-                                  ctypes.POINTER(InitSpec), ctypes.c_uint64,
-                                  ctypes.c_uint64]
-lib.fluid_init_fans.argtypes = [ctypes.c_int32, ctypes.POINTER(ctypes.c_int64),
-                                ctypes.POINTER(ctypes.c_int64),
-                                ctypes.POINTER(ctypes.c_int64)]
-lib.fluid_hash_name.restype = ctypes.c_uint64
-lib.fluid_hash_name.argtypes = [ctypes.c_char_p]
+lib = initapi.load(sys.argv[1])
 
 
 def init(shape, dtype=np.float64, seed=1, stream=0, **spec):
-    array = np.full(shape, np.nan, dtype=dtype)
-    t = fluidrt.tensor(array)
-    fluidrt.check(lib, lib.fluid_init_tensor(
-        ctypes.byref(t), ctypes.byref(InitSpec(**spec)), seed, stream))
-    return array
-
-
-def init_error(array_or_tensor, **spec):
-    """The (status, message) of an initialization expected to fail."""
-    t = (array_or_tensor if isinstance(array_or_tensor, fluidrt.FluidTensor)
-         else fluidrt.tensor(array_or_tensor))
-    status = lib.fluid_init_tensor(ctypes.byref(t),
-                                   ctypes.byref(InitSpec(**spec)), 1, 0)
-    if status == 0:
-        raise AssertionError("expected an error, got FLUID_OK")
-    return status, lib.fluid_last_error().decode()
+    return initapi.init(lib, shape, dtype, seed, stream, **spec)
 
 
 def expect_error(expected_status, fragments, array_or_tensor, **spec):
-    status, message = init_error(array_or_tensor, **spec)
-    if status != expected_status:
-        raise AssertionError(f"status {status} != {expected_status}: {message}")
-    for fragment in fragments:
-        if fragment not in message:
-            raise AssertionError(f"{fragment!r} not in {message!r}")
-
-
-# The reference generator, written from the Random123 paper's description.
-def philox4x32_10(counter, key):
-    c0, c1, c2, c3 = counter
-    k0, k1 = key
-    for _ in range(10):
-        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
-        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0, p1 & MASK32,
-                          (p0 >> 32) ^ c3 ^ k1, p0 & MASK32)
-        k0, k1 = (k0 + 0x9E3779B9) & MASK32, (k1 + 0xBB67AE85) & MASK32
-    return c0, c1, c2, c3
+    t = (array_or_tensor if isinstance(array_or_tensor, fluidrt.FluidTensor)
+         else fluidrt.tensor(array_or_tensor))
+    fluidrt.expect_status(lib, initapi.init_status(lib, t, 1, 0, **spec),
+                          expected_status, fragments)
 
 
 def reference_uniforms(seed, stream, index):
+    """Init.h's two uniforms in [0, 1) of element `index`."""
     x = philox4x32_10((index & MASK32, index >> 32, stream & MASK32,
                        stream >> 32), (seed & MASK32, seed >> 32))
     return (((x[0] << 32 | x[1]) >> 11) * 2.0 ** -53,
@@ -97,27 +55,9 @@ def fnv1a64(data):
     return h
 
 
-CASES = []
-
-
-def case(function):
-    CASES.append(function)
-    return function
-
-
 @case
 def python_philox_matches_random123_vectors():
-    vectors = [
-        ((0, 0, 0, 0), (0, 0),
-         (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8)),
-        ((MASK32,) * 4, (MASK32,) * 2,
-         (0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd)),
-        ((0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344),
-         (0xa4093822, 0x299f31d0),
-         (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1)),
-    ]
-    for counter, key, expected in vectors:
-        assert philox4x32_10(counter, key) == expected, counter
+    philox.check_random123_vectors()
 
 
 @case
@@ -279,23 +219,9 @@ def empty_tensors_are_left_alone():
     t = fluidrt.FluidTensor()  # data NULL, shape (0, 5)
     t.dtype, t.rank, t.shape[0], t.shape[1] = 1, 2, 0, 5
     for kind in (ONES, NORMAL, KAIMING_NORMAL, XAVIER_UNIFORM):
-        spec = InitSpec(kind=kind, std=1.0, gain=1.0)
-        fluidrt.check(lib, lib.fluid_init_tensor(ctypes.byref(t),
-                                                 ctypes.byref(spec), 1, 0))
-
-
-def main():
-    failures = 0
-    for function in CASES:
-        try:
-            function()
-            print(f"PASS {function.__name__}")
-        except Exception as error:  # report every case, then fail
-            failures += 1
-            print(f"FAIL {function.__name__}: {type(error).__name__}: {error}")
-    print(f"{len(CASES) - failures} of {len(CASES)} cases passed")
-    return 1 if failures else 0
+        fluidrt.check(lib, initapi.init_status(lib, t, 1, 0, kind=kind,
+                                               std=1.0, gain=1.0))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cases.main())

@@ -9,7 +9,6 @@ estimate it bounds, and the seeds are fixed, so the outcome never varies.
 import ctypes
 import math
 import os
-import statistics
 import sys
 
 import numpy as np
@@ -17,39 +16,22 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import cases  # noqa: E402
 import fluidrt  # noqa: E402
+import initapi  # noqa: E402
+from cases import case  # noqa: E402
+from initapi import (ZEROS, ONES, CONSTANT, NORMAL, UNIFORM,  # noqa: E402
+                     KAIMING_NORMAL, KAIMING_UNIFORM, XAVIER_UNIFORM, FAN_IN,
+                     FAN_OUT)
 
-ZEROS, ONES, CONSTANT, NORMAL, UNIFORM = 0, 1, 2, 3, 4
-KAIMING_NORMAL, KAIMING_UNIFORM, XAVIER_UNIFORM = 5, 6, 7
-FAN_IN, FAN_OUT = 0, 1
 SEED = 20261130
 
-
-class InitSpec(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int32), ("fan_mode", ctypes.c_int32),
-                ("value", ctypes.c_double), ("mean", ctypes.c_double),
-                ("std", ctypes.c_double), ("low", ctypes.c_double),
-                ("high", ctypes.c_double), ("gain", ctypes.c_double)]
-
-
-lib = fluidrt.load(sys.argv[1])
-lib.fluid_init_tensor.argtypes = [ctypes.POINTER(fluidrt.FluidTensor),
-                                  ctypes.POINTER(InitSpec), ctypes.c_uint64,
-                                  ctypes.c_uint64]
-lib.fluid_init_fans.argtypes = [ctypes.c_int32, ctypes.POINTER(ctypes.c_int64),
-                                ctypes.POINTER(ctypes.c_int64),
-                                ctypes.POINTER(ctypes.c_int64)]
-lib.fluid_hash_name.restype = ctypes.c_uint64
-lib.fluid_hash_name.argtypes = [ctypes.c_char_p]
+lib = initapi.load(sys.argv[1])
 
 
 def init(shape, dtype=np.float64, stream=b"weight", seed=SEED, **spec):
-    array = np.full(shape, np.nan, dtype=dtype)
-    t = fluidrt.tensor(array)
-    fluidrt.check(lib, lib.fluid_init_tensor(
-        ctypes.byref(t), ctypes.byref(InitSpec(**spec)), seed,
-        lib.fluid_hash_name(stream)))
-    return array
+    return initapi.init(lib, shape, dtype, seed, lib.fluid_hash_name(stream),
+                        **spec)
 
 
 def fans(shape):
@@ -98,14 +80,6 @@ def check_uniform(x, low, high):
     counts, _ = np.histogram(x, bins=20, range=(low, high))
     close(counts.min() / n, 0.05, 0.0015, "smallest bin share")  # ~7 s.e.
     close(counts.max() / n, 0.05, 0.0015, "largest bin share")
-
-
-CASES = []
-
-
-def case(function):
-    CASES.append(function)
-    return function
 
 
 @case
@@ -216,18 +190,5 @@ def kaiming_with_zero_gain_is_zero():
     assert np.all(x == 0), x
 
 
-def main():
-    failures = 0
-    for function in CASES:
-        try:
-            function()
-            print(f"PASS {function.__name__}")
-        except Exception as error:  # report every case, then fail
-            failures += 1
-            print(f"FAIL {function.__name__}: {type(error).__name__}: {error}")
-    print(f"{len(CASES) - failures} of {len(CASES)} cases passed")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cases.main())

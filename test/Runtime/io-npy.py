@@ -6,19 +6,20 @@ return the documented status with a message naming the file and the problem.
 
 import ctypes
 import os
-import shutil
 import stat
 import struct
 import sys
-import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import cases  # noqa: E402
 import fluidrt  # noqa: E402
+from cases import case  # noqa: E402
+from fluidrt import INVALID_ARGUMENT, IO, UNSUPPORTED  # noqa: E402
+from scratch import Scratch  # noqa: E402
 
-INVALID_ARGUMENT, IO, UNSUPPORTED = 1, 2, 3
 NUMPY_DTYPES = {code: dtype for dtype, code in fluidrt.DTYPES.items()}
 SUPPORTED = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.float16]
 SHAPES = [(), (1,), (5,), (2, 3), (3, 4, 5), (2, 0, 3), (1, 2, 1, 2, 1, 2, 1, 2)]
@@ -30,20 +31,14 @@ lib.fluid_npy_write.argtypes = [ctypes.c_char_p, TENSOR]
 lib.fluid_npy_free.argtypes = [TENSOR]
 lib.fluid_npy_free.restype = None
 
-WORK = tempfile.mkdtemp(prefix="fluid-io-npy-")
-
-
-def path(name):
-    return os.path.join(WORK, name)
+SCRATCH = Scratch(prefix="fluid-io-npy-")
+WORK = SCRATCH.root
+path, bad_file = SCRATCH.path, SCRATCH.save
 
 
 def sample(shape, dtype):
     rng = np.random.default_rng(len(shape) * 31 + np.dtype(dtype).num)
-    if np.issubdtype(dtype, np.integer):
-        info = np.iinfo(dtype)
-        return np.asarray(rng.integers(info.min, info.max, size=shape,
-                                       dtype=dtype, endpoint=True))
-    return np.asarray(rng.standard_normal(shape).astype(dtype))
+    return fluidrt.random_array(rng, shape, dtype)
 
 
 def read(file):
@@ -63,19 +58,17 @@ def read(file):
         assert t.data is None
 
 
+def write_status(file, t):
+    """fluid_npy_write's status, writing descriptor `t` to `file`."""
+    return lib.fluid_npy_write(file.encode(), ctypes.byref(t))
+
+
 def write(file, array):
-    t = fluidrt.tensor(array)
-    fluidrt.check(lib, lib.fluid_npy_write(file.encode(), ctypes.byref(t)))
+    fluidrt.check(lib, write_status(file, fluidrt.tensor(array)))
 
 
 def expect_error(status, fragments, call, file):
-    got = call()
-    message = lib.fluid_last_error().decode()
-    if got != status:
-        raise AssertionError(f"status {got} != {status}: {message!r}")
-    for fragment in [file] + fragments:
-        if fragment not in message:
-            raise AssertionError(f"{fragment!r} not in {message!r}")
+    fluidrt.expect_status(lib, call(), status, [file] + fragments)
 
 
 def expect_read_error(status, fragments, file):
@@ -98,24 +91,9 @@ def npy_bytes(header, data=b"", version=(1, 0), pad=True):
             struct.pack(length_format, len(text)) + text + data)
 
 
-def bad_file(name, content):
-    file = path(name)
-    with open(file, "wb") as f:
-        f.write(content)
-    return file
-
-
 def header(descr="'<f4'", fortran="False", shape="(2, 3)"):
     return (f"{{'descr': {descr}, 'fortran_order': {fortran}, "
             f"'shape': {shape}, }}")
-
-
-CASES = []
-
-
-def case(function):
-    CASES.append(function)
-    return function
 
 
 @case
@@ -163,25 +141,15 @@ def write_replaces_atomically_and_leaves_no_temporary():
     write(file, np.arange(3, dtype=np.int64))
     assert np.array_equal(np.load(file), np.arange(3))
     assert stat.S_IMODE(os.stat(file).st_mode) == 0o644
-    leftovers = [n for n in os.listdir(WORK) if ".tmp-" in n]
-    assert not leftovers, leftovers
+    SCRATCH.expect_no_temporaries()
 
 
 @case
 def write_failures_name_the_file_and_clean_up():
-    t = fluidrt.tensor(np.zeros(3, np.float32))
-    missing = path("no-such-dir/out.npy")
-    expect_error(IO, ["cannot create temporary file",
-                      "No such file or directory"],
-                 lambda: lib.fluid_npy_write(missing.encode(), ctypes.byref(t)),
-                 missing)
-    directory = path("a-directory.npy")
-    os.mkdir(directory)
-    expect_error(IO, ["not a regular file"],
-                 lambda: lib.fluid_npy_write(directory.encode(),
-                                             ctypes.byref(t)), directory)
-    leftovers = [n for n in os.listdir(WORK) if ".tmp-" in n]
-    assert not leftovers, leftovers
+    array = np.zeros(3, np.float32)
+    t = fluidrt.tensor(array)
+    SCRATCH.expect_write_failures(lib, lambda file: write_status(file, t),
+                                  ".npy")
 
 
 @case
@@ -190,20 +158,16 @@ def write_rejects_what_npy_cannot_hold():
     t = fluidrt.tensor(np.zeros((2, 2), np.float32))
     t.dtype = 5  # BF16
     expect_error(UNSUPPORTED, ["BF16 has no .npy dtype"],
-                 lambda: lib.fluid_npy_write(file.encode(), ctypes.byref(t)),
-                 file)
+                 lambda: write_status(file, t), file)
     t.dtype, t.rank = 0, 9
     expect_error(INVALID_ARGUMENT, ["rank 9"],
-                 lambda: lib.fluid_npy_write(file.encode(), ctypes.byref(t)),
-                 file)
+                 lambda: write_status(file, t), file)
     t.rank, t.shape[0] = 2, -2
     expect_error(INVALID_ARGUMENT, ["negative dimension"],
-                 lambda: lib.fluid_npy_write(file.encode(), ctypes.byref(t)),
-                 file)
+                 lambda: write_status(file, t), file)
     t.shape[0], t.data = 2, None
     expect_error(INVALID_ARGUMENT, ["data is null"],
-                 lambda: lib.fluid_npy_write(file.encode(), ctypes.byref(t)),
-                 file)
+                 lambda: write_status(file, t), file)
     assert not os.path.exists(file)
 
 
@@ -326,22 +290,5 @@ def data_shorter_or_longer_than_the_shape():
                       file)
 
 
-def main():
-    failures = 0
-    try:
-        for function in CASES:
-            try:
-                function()
-                print(f"PASS {function.__name__}")
-            except Exception as error:  # report every case, then fail
-                failures += 1
-                print(f"FAIL {function.__name__}: {type(error).__name__}: "
-                      f"{error}")
-    finally:
-        shutil.rmtree(WORK)
-    print(f"{len(CASES) - failures} of {len(CASES)} cases passed")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cases.main(cleanup=SCRATCH.remove))

@@ -9,23 +9,24 @@ return the documented status with a message naming the file and the problem.
 import ctypes
 import json
 import os
-import shutil
 import struct
 import sys
-import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import cases  # noqa: E402
 import fluidrt  # noqa: E402
+from cases import case  # noqa: E402
+from fluidrt import INVALID_ARGUMENT, IO, UNSUPPORTED  # noqa: E402
+from scratch import Scratch  # noqa: E402
 
 try:
     import torch
 except ImportError:
     torch = None
 
-INVALID_ARGUMENT, IO, UNSUPPORTED = 1, 2, 3
 # safetensors dtype -> (fluid dtype code, NumPy dtype holding its bits)
 DTYPES = {"F32": (0, np.float32), "F64": (1, np.float64),
           "I32": (2, np.int32), "I64": (3, np.int64), "F16": (4, np.float16),
@@ -50,32 +51,19 @@ for name in ("close", "writer_free"):
     getattr(lib, "fluid_safetensors_" + name).argtypes = [P]
     getattr(lib, "fluid_safetensors_" + name).restype = None
 
-WORK = tempfile.mkdtemp(prefix="fluid-io-safetensors-")
-
-
-def path(name):
-    return os.path.join(WORK, name)
+SCRATCH = Scratch(prefix="fluid-io-safetensors-")
+WORK = SCRATCH.root
+path, save = SCRATCH.path, SCRATCH.save
 
 
 def descriptor(array, dtype="F32"):
     """A fluid_tensor viewing `array` whose bits are safetensors `dtype`."""
-    t = fluidrt.FluidTensor()
-    t.data = array.ctypes.data
-    t.dtype = DTYPES[dtype][0]
-    t.rank = array.ndim
-    for i, d in enumerate(array.shape):
-        t.shape[i] = d
-    return t
+    return fluidrt.tensor(array, DTYPES[dtype][0])
 
 
 def sample(dtype, shape, seed=0):
-    numpy = DTYPES[dtype][1]
-    rng = np.random.default_rng(seed)
-    if np.issubdtype(numpy, np.integer):
-        info = np.iinfo(numpy)
-        return np.asarray(rng.integers(info.min, info.max, size=shape,
-                                       dtype=numpy, endpoint=True))
-    return np.asarray(rng.standard_normal(shape).astype(numpy))
+    return fluidrt.random_array(np.random.default_rng(seed), shape,
+                                DTYPES[dtype][1])
 
 
 # --- The format, by hand ---------------------------------------------------
@@ -111,13 +99,6 @@ def parse_safetensors(file):
     text = content[8:8 + length]
     assert text.rstrip(b" ") == text.rstrip(), "padding must be spaces"
     return length, json.loads(text), content[8 + length:]
-
-
-def save(name, content):
-    file = path(name)
-    with open(file, "wb") as f:
-        f.write(content)
-    return file
 
 
 # --- The library ------------------------------------------------------------
@@ -190,13 +171,7 @@ def write(file, tensors, metadata=()):
 
 
 def expect_message(status, expected_status, fragments):
-    message = lib.fluid_last_error().decode()
-    if status != expected_status:
-        raise AssertionError(f"status {status} != {expected_status}: "
-                             f"{message!r}")
-    for fragment in fragments:
-        if fragment not in message:
-            raise AssertionError(f"{fragment!r} not in {message!r}")
+    fluidrt.expect_status(lib, status, expected_status, fragments)
 
 
 def expect_open_error(status, fragments, file):
@@ -216,14 +191,6 @@ MIXED = {
     "mask": ("U8", sample("U8", (7,), 7)),
     "empty": ("F32", np.zeros((0, 3), np.float32)),
 }
-
-CASES = []
-
-
-def case(function):
-    CASES.append(function)
-    return function
-
 
 @case
 def reads_hand_written_files_of_every_dtype():
@@ -321,21 +288,14 @@ def write_replaces_atomically_and_leaves_no_temporary():
     assert write(file, {"b": ("I32", np.arange(3, dtype=np.int32))}) == 0
     with Reader(file) as reader:
         assert reader.names() == ["b"]
-    leftovers = [n for n in os.listdir(WORK) if ".tmp-" in n]
-    assert not leftovers, leftovers
+    SCRATCH.expect_no_temporaries()
 
 
 @case
 def write_failures_name_the_file_and_clean_up():
     tensors = {"a": ("F32", np.ones(3, np.float32))}
-    missing = path("no-such-dir/x.safetensors")
-    expect_message(write(missing, tensors), IO,
-                   [missing, "cannot create temporary file"])
-    directory = path("a-directory.safetensors")
-    os.mkdir(directory)
-    expect_message(write(directory, tensors), IO, [directory, "not a regular file"])
-    leftovers = [n for n in os.listdir(WORK) if ".tmp-" in n]
-    assert not leftovers, leftovers
+    SCRATCH.expect_write_failures(lib, lambda file: write(file, tensors),
+                                  ".safetensors")
 
 
 @case
@@ -543,22 +503,5 @@ def offsets_that_do_not_tile_the_buffer():
         expect_open_error(INVALID_ARGUMENT, [problem], file)
 
 
-def main():
-    failures = 0
-    try:
-        for function in CASES:
-            try:
-                function()
-                print(f"PASS {function.__name__}")
-            except Exception as error:  # report every case, then fail
-                failures += 1
-                print(f"FAIL {function.__name__}: {type(error).__name__}: "
-                      f"{error}")
-    finally:
-        shutil.rmtree(WORK)
-    print(f"{len(CASES) - failures} of {len(CASES)} cases passed")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cases.main(cleanup=SCRATCH.remove))

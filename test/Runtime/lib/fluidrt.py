@@ -11,6 +11,9 @@ import numpy as np
 
 FLUID_MAX_RANK = 8
 
+# fluid_status (Tensor.h).
+OK, INVALID_ARGUMENT, IO, UNSUPPORTED, OUT_OF_MEMORY, DEVICE = range(6)
+
 DTYPES = {
     np.dtype(np.float32): 0,
     np.dtype(np.float64): 1,
@@ -47,13 +50,17 @@ def load(path):
     return lib
 
 
-def tensor(array):
-    """A descriptor viewing `array`, which must be C-contiguous and stay alive."""
+def tensor(array, dtype=None):
+    """A descriptor viewing `array`, which must be C-contiguous and stay alive.
+
+    `dtype`, a fluid dtype code, overrides the one of the array's NumPy dtype
+    (BF16, say, whose bits a uint16 array holds).
+    """
     if not array.flags["C_CONTIGUOUS"]:
         raise ValueError("array must be C-contiguous")
     t = FluidTensor()
     t.data = array.ctypes.data
-    t.dtype = DTYPES[array.dtype]
+    t.dtype = DTYPES[array.dtype] if dtype is None else dtype
     t.rank = array.ndim
     for i, d in enumerate(array.shape):
         t.shape[i] = d
@@ -63,3 +70,25 @@ def tensor(array):
 def check(lib, status):
     if status != 0:
         raise RuntimeError_(status, lib.fluid_last_error().decode())
+
+
+def expect_status(lib, status, expected, fragments=()):
+    """Assert that a call returned `expected` and that the runtime's last
+    error message contains every one of `fragments`."""
+    message = lib.fluid_last_error().decode()
+    if expected != OK and status == OK:
+        raise AssertionError(f"expected status {expected}, got FLUID_OK")
+    if status != expected:
+        raise AssertionError(f"status {status} != {expected}: {message!r}")
+    for fragment in fragments:
+        if fragment not in message:
+            raise AssertionError(f"{fragment!r} not in {message!r}")
+
+
+def random_array(rng, shape, dtype):
+    """Integers over the dtype's whole range, or standard normal floats."""
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return np.asarray(rng.integers(info.min, info.max, size=shape,
+                                       dtype=dtype, endpoint=True))
+    return np.asarray(rng.standard_normal(shape).astype(dtype))
