@@ -238,6 +238,11 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv, "fluid-train: train a fluid program on the cpu backend\n");
 
+  if (logEvery < 1)
+    return fail("--log-every must be at least 1");
+  if (steps < 0)
+    return fail("--steps must not be negative");
+
   MLIRContext context;
   context.loadDialect<FluidDialect, func::FuncDialect>();
   ProgramLoader loader(context, "fluid-train");
