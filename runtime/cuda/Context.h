@@ -1,0 +1,139 @@
+//===- Context.h - The cuda backend's context, as kernels see it ----------===//
+//
+// Internal to runtime/cuda: what kernel files need from a context. The
+// context owns every handle (RAII), so kernel code only borrows them.
+//
+// Besides the accessors, this holds what every kernel file checks its
+// operands with (device memory, cuDNN's int-sized dimensions) and RAII
+// wrappers of the cuDNN descriptors a kernel creates per call.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLUID_RUNTIME_CUDA_CONTEXT_H
+#define FLUID_RUNTIME_CUDA_CONTEXT_H
+
+#include "../cpu/TensorChecks.h"
+
+#include "fluid/runtime/CudaCheck.h"
+#include "fluid/runtime/CudaRuntime.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <string>
+
+namespace fluid::rt::cuda {
+
+class ConvAlgoCache;
+
+/// The context's compute stream: every kernel is launched on it.
+cudaStream_t streamOf(fluid_cuda_context *context);
+cudnnHandle_t cudnnOf(fluid_cuda_context *context);
+cublasHandle_t cublasOf(fluid_cuda_context *context);
+bool allowTf32(fluid_cuda_context *context);
+/// A device scratch buffer of at least `bytes`, valid until the next call
+/// on the same context (grows by reallocating, after synchronizing).
+void *workspace(fluid_cuda_context *context, size_t bytes);
+
+/// Fails (FLUID_ERROR_INVALID_ARGUMENT) on a null context; otherwise makes
+/// the context's device current on the calling thread and returns it.
+fluid_cuda_context *requireContext(fluid_cuda_context *context);
+
+/// The context's CUDA device ordinal.
+int deviceOf(fluid_cuda_context *context);
+
+/// The convolution algorithm choices (AlgorithmCache.h) of the context.
+ConvAlgoCache &convAlgoCache(fluid_cuda_context *context);
+
+/// Fails unless the data of `t` is device memory (or managed memory) of
+/// the context's device; a tensor without elements passes. A host pointer
+/// handed to a library would fault the whole context, so every kernel
+/// checks its operands with this before enqueueing anything.
+void requireDeviceMemory(fluid_cuda_context *context,
+                         const cpu::CheckedTensor &t);
+
+//===----------------------------------------------------------------------===//
+// cuDNN helpers
+//===----------------------------------------------------------------------===//
+
+/// The cuDNN data type of a float dtype (already checked by requireFloat).
+inline cudnnDataType_t cudnnDataTypeOf(int32_t dtype) {
+  return dtype == FLUID_F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+}
+
+/// The scaling factors 1 and 0 that cuDNN and cuBLAS read for data of
+/// `dtype`: double for f64, float otherwise.
+inline const void *scalarOne(int32_t dtype) {
+  static const float oneF = 1;
+  static const double oneD = 1;
+  return dtype == FLUID_F64 ? static_cast<const void *>(&oneD) : &oneF;
+}
+inline const void *scalarZero(int32_t dtype) {
+  static const float zeroF = 0;
+  static const double zeroD = 0;
+  return dtype == FLUID_F64 ? static_cast<const void *>(&zeroD) : &zeroF;
+}
+
+/// `value` as an int, for cuDNN's int-sized dimensions and strides; fails
+/// (FLUID_ERROR_UNSUPPORTED) naming `what` when it does not fit.
+int cudnnInt(int64_t value, const std::string &what);
+
+/// Owns a cudnnTensorDescriptor_t.
+class TensorDescriptor {
+public:
+  TensorDescriptor() { FLUID_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc_)); }
+  ~TensorDescriptor() { cudnnDestroyTensorDescriptor(desc_); }
+  TensorDescriptor(const TensorDescriptor &) = delete;
+  TensorDescriptor &operator=(const TensorDescriptor &) = delete;
+
+  /// A dense NCHW tensor; fails (unsupported) when a size or stride
+  /// exceeds cuDNN's int range.
+  void setNchw(int32_t dtype, int64_t n, int64_t c, int64_t h, int64_t w);
+  /// An NCHW view with explicit element strides.
+  void setNchwStrided(int32_t dtype, const int64_t dims[4],
+                      const int64_t strides[4]);
+
+  cudnnTensorDescriptor_t get() const { return desc_; }
+
+private:
+  cudnnTensorDescriptor_t desc_ = nullptr;
+};
+
+/// Owns a cudnnFilterDescriptor_t.
+class FilterDescriptor {
+public:
+  FilterDescriptor() { FLUID_CUDNN_CHECK(cudnnCreateFilterDescriptor(&desc_)); }
+  ~FilterDescriptor() { cudnnDestroyFilterDescriptor(desc_); }
+  FilterDescriptor(const FilterDescriptor &) = delete;
+  FilterDescriptor &operator=(const FilterDescriptor &) = delete;
+
+  /// A dense [K, C/groups, R, S] filter in NCHW (KCRS) order.
+  void setKcrs(int32_t dtype, int64_t k, int64_t c, int64_t r, int64_t s);
+
+  cudnnFilterDescriptor_t get() const { return desc_; }
+
+private:
+  cudnnFilterDescriptor_t desc_ = nullptr;
+};
+
+/// Owns a cudnnConvolutionDescriptor_t.
+class ConvolutionDescriptor {
+public:
+  ConvolutionDescriptor() {
+    FLUID_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc_));
+  }
+  ~ConvolutionDescriptor() { cudnnDestroyConvolutionDescriptor(desc_); }
+  ConvolutionDescriptor(const ConvolutionDescriptor &) = delete;
+  ConvolutionDescriptor &operator=(const ConvolutionDescriptor &) = delete;
+
+  cudnnConvolutionDescriptor_t get() const { return desc_; }
+
+private:
+  cudnnConvolutionDescriptor_t desc_ = nullptr;
+};
+
+} // namespace fluid::rt::cuda
+
+#endif // FLUID_RUNTIME_CUDA_CONTEXT_H

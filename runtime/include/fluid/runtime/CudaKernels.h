@@ -1,0 +1,306 @@
+//===- CudaKernels.h - Kernels of the cuda backend (C ABI) ----------------===//
+//
+// Conventions, for every fluid_cuda_<op> entry point:
+// - The context comes first; the remaining arguments are exactly those of
+//   fluid_cpu_<op> (CpuKernels.h, CpuGradKernels.h), with the same parameter
+//   structs, shape rules and aliasing rules. The cpu kernel is the oracle:
+//   a cuda kernel computes the same function up to rounding.
+// - Tensor descriptors describe device memory of the context's device (from
+//   fluid_cuda_malloc); a tensor with no elements may have NULL data.
+// - Every descriptor is checked before anything is enqueued, as the cpu
+//   kernels check theirs, plus that the data is device memory: a bad call
+//   returns FLUID_ERROR_INVALID_ARGUMENT (or FLUID_ERROR_UNSUPPORTED) with a
+//   message naming the tensor and the problem, and never reaches a library.
+// - Work is enqueued on the context's stream and the call returns without
+//   waiting; a failed library call is FLUID_ERROR_DEVICE naming the call.
+//   Results are visible to the host after fluid_cuda_copy_to_host or
+//   fluid_cuda_synchronize.
+// - Floating-point tensors are FLUID_F32 or FLUID_F64, one dtype per call,
+//   NCHW and dense. f32 convolutions and GEMMs use TF32 tensor cores only
+//   when the context was created with allow_tf32.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLUID_RUNTIME_CUDAKERNELS_H
+#define FLUID_RUNTIME_CUDAKERNELS_H
+
+#include "fluid/runtime/CpuKernels.h"
+#include "fluid/runtime/CpuOptimizerKernels.h"
+#include "fluid/runtime/CudaRuntime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//===----------------------------------------------------------------------===//
+// Library-backed kernels (cuDNN and cuBLAS)
+//===----------------------------------------------------------------------===//
+
+/// conv2d with cuDNN (fluid_cpu_conv2d). The algorithm is found by
+/// cudnnFind once per convolution shape and cached (in the context, and in
+/// its algorithm_cache_path); asymmetric padding is padded explicitly into
+/// the workspace, symmetric padding goes to cuDNN directly.
+fluid_status fluid_cuda_conv2d(fluid_cuda_context *context,
+                               const fluid_tensor *input,
+                               const fluid_tensor *filter,
+                               const fluid_tensor *bias, fluid_tensor *output,
+                               const fluid_conv2d_params *params);
+
+/// Gradient of conv2d with respect to its input
+/// (fluid_cpu_conv2d_grad_input).
+fluid_status fluid_cuda_conv2d_grad_input(fluid_cuda_context *context,
+                                          const fluid_tensor *grad_output,
+                                          const fluid_tensor *filter,
+                                          fluid_tensor *grad_input,
+                                          const fluid_conv2d_params *params);
+
+/// Gradient of conv2d with respect to its filter
+/// (fluid_cpu_conv2d_grad_filter).
+fluid_status fluid_cuda_conv2d_grad_filter(fluid_cuda_context *context,
+                                           const fluid_tensor *grad_output,
+                                           const fluid_tensor *input,
+                                           fluid_tensor *grad_filter,
+                                           const fluid_conv2d_params *params);
+
+/// matmul with cuBLAS (fluid_cpu_matmul): rank 2, or rank 3 batched.
+fluid_status fluid_cuda_matmul(fluid_cuda_context *context,
+                               const fluid_tensor *lhs, const fluid_tensor *rhs,
+                               fluid_tensor *output,
+                               const fluid_matmul_params *params);
+
+/// linear with cuBLAS, the bias added by cuDNN (fluid_cpu_linear).
+fluid_status fluid_cuda_linear(fluid_cuda_context *context,
+                               const fluid_tensor *input,
+                               const fluid_tensor *weight,
+                               const fluid_tensor *bias, fluid_tensor *output);
+
+/// Training-mode batch norm with cuDNN, spatial mode (fluid_cpu_batch_norm).
+/// new_running_mean and new_running_var may be the same buffers as
+/// running_mean and running_var.
+fluid_status fluid_cuda_batch_norm(
+    fluid_cuda_context *context, const fluid_tensor *input,
+    const fluid_tensor *scale, const fluid_tensor *shift,
+    const fluid_tensor *running_mean, const fluid_tensor *running_var,
+    fluid_tensor *output, fluid_tensor *saved_mean, fluid_tensor *saved_inv_std,
+    fluid_tensor *new_running_mean, fluid_tensor *new_running_var,
+    const fluid_batch_norm_params *params);
+
+/// Batch norm with given statistics (fluid_cpu_batch_norm_inference).
+fluid_status fluid_cuda_batch_norm_inference(
+    fluid_cuda_context *context, const fluid_tensor *input,
+    const fluid_tensor *scale, const fluid_tensor *shift,
+    const fluid_tensor *mean, const fluid_tensor *var, fluid_tensor *output,
+    double epsilon);
+
+/// Gradient of training-mode batch norm (fluid_cpu_batch_norm_grad), from
+/// the saved statistics of the forward.
+fluid_status fluid_cuda_batch_norm_grad(
+    fluid_cuda_context *context, const fluid_tensor *grad_output,
+    const fluid_tensor *input, const fluid_tensor *scale,
+    const fluid_tensor *saved_mean, const fluid_tensor *saved_inv_std,
+    fluid_tensor *grad_input, fluid_tensor *grad_scale,
+    fluid_tensor *grad_shift);
+
+/* ---- own kernels ---- */
+
+//===----------------------------------------------------------------------===//
+// Own kernels (runtime/cuda/Kernels*.cu): everything but convolution, GEMM
+// and batch norm. Each mirrors the fluid_cpu_<op> of CpuKernels.h,
+// CpuGradKernels.h or CpuOptimizerKernels.h named in its comment.
+//
+// Sums (reductions, softmax, pooling gradients, sum_to) are taken in double
+// by fixed trees, without atomics: results are the same from run to run on
+// one device and differ from the cpu's sequential sums by rounding only.
+//
+// Values that live on the device (class labels, the optimizers' lr and
+// step, the elements cast converts) cannot fail the call that reads them
+// without a synchronization. A kernel that finds one invalid records it in
+// a per-device error record instead (the first recorded error wins; of
+// several bad labels in one call, any may be the one named) and:
+// cross-entropy writes NaN for the loss (or gradient row) of a row with a
+// bad label; an optimizer update writes nothing; cast writes nothing.
+// fluid_cuda_check_errors reports and clears the record.
+//===----------------------------------------------------------------------===//
+
+/// Waits for the context's stream, then reports the first error a kernel
+/// recorded on the context's device since the last call (a label outside
+/// [0, C), a negative or NaN learning rate, a step below 1, an element cast
+/// cannot convert) as FLUID_ERROR_INVALID_ARGUMENT, with the cpu backend's
+/// message prefixed by the entry point that launched the kernel, e.g.
+/// "fluid_cuda_check_errors: fluid_cuda_softmax_cross_entropy: label 12 in
+/// row 3 is outside [0, 10)"; and clears the record. The record is shared
+/// by every context on the device.
+fluid_status fluid_cuda_check_errors(fluid_cuda_context *context);
+
+/* Elementwise (fluid_cpu_relu, ...; output may be the buffer of an input of
+   its shape). add, sub and mul also take i32 and i64. */
+fluid_status fluid_cuda_relu(fluid_cuda_context *context,
+                             const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cuda_sigmoid(fluid_cuda_context *context,
+                                const fluid_tensor *input,
+                                fluid_tensor *output);
+fluid_status fluid_cuda_tanh(fluid_cuda_context *context,
+                             const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cuda_add(fluid_cuda_context *context,
+                            const fluid_tensor *lhs, const fluid_tensor *rhs,
+                            fluid_tensor *output);
+fluid_status fluid_cuda_sub(fluid_cuda_context *context,
+                            const fluid_tensor *lhs, const fluid_tensor *rhs,
+                            fluid_tensor *output);
+fluid_status fluid_cuda_mul(fluid_cuda_context *context,
+                            const fluid_tensor *lhs, const fluid_tensor *rhs,
+                            fluid_tensor *output);
+fluid_status fluid_cuda_div(fluid_cuda_context *context,
+                            const fluid_tensor *lhs, const fluid_tensor *rhs,
+                            fluid_tensor *output);
+fluid_status fluid_cuda_relu_grad(fluid_cuda_context *context,
+                                  const fluid_tensor *grad_output,
+                                  const fluid_tensor *output,
+                                  fluid_tensor *grad_input);
+fluid_status fluid_cuda_sigmoid_grad(fluid_cuda_context *context,
+                                     const fluid_tensor *grad_output,
+                                     const fluid_tensor *output,
+                                     fluid_tensor *grad_input);
+fluid_status fluid_cuda_tanh_grad(fluid_cuda_context *context,
+                                  const fluid_tensor *grad_output,
+                                  const fluid_tensor *output,
+                                  fluid_tensor *grad_input);
+
+/* Elementwise math, select and cast (fluid_cpu_neg, ...). cast refuses NaN,
+   infinities and out-of-range values on the device: see above. */
+fluid_status fluid_cuda_neg(fluid_cuda_context *context,
+                            const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cuda_exp(fluid_cuda_context *context,
+                            const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cuda_log(fluid_cuda_context *context,
+                            const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cuda_cos(fluid_cuda_context *context,
+                            const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cuda_sqrt(fluid_cuda_context *context,
+                             const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cuda_floor(fluid_cuda_context *context,
+                              const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cuda_pow(fluid_cuda_context *context,
+                            const fluid_tensor *lhs, const fluid_tensor *rhs,
+                            fluid_tensor *output);
+fluid_status fluid_cuda_minimum(fluid_cuda_context *context,
+                                const fluid_tensor *lhs,
+                                const fluid_tensor *rhs, fluid_tensor *output);
+fluid_status fluid_cuda_maximum(fluid_cuda_context *context,
+                                const fluid_tensor *lhs,
+                                const fluid_tensor *rhs, fluid_tensor *output);
+fluid_status fluid_cuda_greater_equal(fluid_cuda_context *context,
+                                      const fluid_tensor *lhs,
+                                      const fluid_tensor *rhs,
+                                      fluid_tensor *output);
+fluid_status fluid_cuda_select(fluid_cuda_context *context,
+                               const fluid_tensor *condition,
+                               const fluid_tensor *on_true,
+                               const fluid_tensor *on_false,
+                               fluid_tensor *output);
+fluid_status fluid_cuda_cast(fluid_cuda_context *context,
+                             const fluid_tensor *input, fluid_tensor *output);
+
+/* Data movement, any dtype (fluid_cpu_reshape, fluid_cpu_concat,
+   fluid_cpu_slice, fluid_cpu_broadcast_to). */
+fluid_status fluid_cuda_reshape(fluid_cuda_context *context,
+                                const fluid_tensor *input,
+                                fluid_tensor *output);
+fluid_status fluid_cuda_concat(fluid_cuda_context *context,
+                               const fluid_tensor *inputs, int64_t num_inputs,
+                               fluid_tensor *output, int64_t axis);
+fluid_status fluid_cuda_slice(fluid_cuda_context *context,
+                              const fluid_tensor *input, fluid_tensor *output,
+                              int64_t axis, int64_t offset);
+fluid_status fluid_cuda_broadcast_to(fluid_cuda_context *context,
+                                     const fluid_tensor *input,
+                                     fluid_tensor *output);
+
+/* Reductions (fluid_cpu_mean, fluid_cpu_reduce_sum, fluid_cpu_sum_to,
+   fluid_cpu_global_avg_pool). */
+fluid_status fluid_cuda_mean(fluid_cuda_context *context,
+                             const fluid_tensor *input, fluid_tensor *output,
+                             const fluid_reduce_params *params);
+fluid_status fluid_cuda_reduce_sum(fluid_cuda_context *context,
+                                   const fluid_tensor *input,
+                                   fluid_tensor *output,
+                                   const fluid_reduce_params *params);
+fluid_status fluid_cuda_sum_to(fluid_cuda_context *context,
+                               const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cuda_global_avg_pool(fluid_cuda_context *context,
+                                        const fluid_tensor *input,
+                                        fluid_tensor *output);
+
+/* Pooling with ceil_mode, asymmetric padding and dilation
+   (fluid_cpu_max_pool2d, ...). The gradients gather, without atomics. */
+fluid_status fluid_cuda_max_pool2d(fluid_cuda_context *context,
+                                   const fluid_tensor *input,
+                                   fluid_tensor *output,
+                                   const fluid_max_pool2d_params *params);
+fluid_status fluid_cuda_avg_pool2d(fluid_cuda_context *context,
+                                   const fluid_tensor *input,
+                                   fluid_tensor *output,
+                                   const fluid_avg_pool2d_params *params);
+fluid_status fluid_cuda_max_pool2d_grad(fluid_cuda_context *context,
+                                        const fluid_tensor *grad_output,
+                                        const fluid_tensor *input,
+                                        fluid_tensor *grad_input,
+                                        const fluid_max_pool2d_params *params);
+fluid_status fluid_cuda_avg_pool2d_grad(fluid_cuda_context *context,
+                                        const fluid_tensor *grad_output,
+                                        fluid_tensor *grad_input,
+                                        const fluid_avg_pool2d_params *params);
+
+/* Softmax and cross-entropy (fluid_cpu_softmax, ...). labels are device
+   memory; a label outside [0, C) is reported by fluid_cuda_check_errors. */
+fluid_status fluid_cuda_softmax(fluid_cuda_context *context,
+                                const fluid_tensor *input, fluid_tensor *output,
+                                int64_t axis);
+fluid_status fluid_cuda_log_softmax(fluid_cuda_context *context,
+                                    const fluid_tensor *input,
+                                    fluid_tensor *output, int64_t axis);
+fluid_status fluid_cuda_softmax_grad(fluid_cuda_context *context,
+                                     const fluid_tensor *grad_output,
+                                     const fluid_tensor *output,
+                                     fluid_tensor *grad_input, int64_t axis);
+fluid_status fluid_cuda_log_softmax_grad(fluid_cuda_context *context,
+                                         const fluid_tensor *grad_output,
+                                         const fluid_tensor *output,
+                                         fluid_tensor *grad_input,
+                                         int64_t axis);
+fluid_status fluid_cuda_softmax_cross_entropy(fluid_cuda_context *context,
+                                              const fluid_tensor *logits,
+                                              const fluid_tensor *labels,
+                                              fluid_tensor *output,
+                                              int32_t reduction);
+fluid_status fluid_cuda_softmax_cross_entropy_grad(
+    fluid_cuda_context *context, const fluid_tensor *grad_loss,
+    const fluid_tensor *logits, const fluid_tensor *labels,
+    fluid_tensor *grad_logits, int32_t reduction);
+
+/* Optimizer updates (fluid_cpu_sgd, fluid_cpu_momentum, fluid_cpu_adam;
+   outputs may be the input buffers). lr and step are device memory, read by
+   the kernel: an invalid value is reported by fluid_cuda_check_errors. */
+fluid_status fluid_cuda_sgd(fluid_cuda_context *context,
+                            const fluid_tensor *param, const fluid_tensor *grad,
+                            const fluid_tensor *lr, fluid_tensor *new_param,
+                            const fluid_sgd_params *params);
+fluid_status
+fluid_cuda_momentum(fluid_cuda_context *context, const fluid_tensor *param,
+                    const fluid_tensor *grad, const fluid_tensor *velocity,
+                    const fluid_tensor *lr, fluid_tensor *new_param,
+                    fluid_tensor *new_velocity,
+                    const fluid_momentum_params *params);
+fluid_status fluid_cuda_adam(fluid_cuda_context *context,
+                             const fluid_tensor *param,
+                             const fluid_tensor *grad, const fluid_tensor *m,
+                             const fluid_tensor *v, const fluid_tensor *lr,
+                             const fluid_tensor *step, fluid_tensor *new_param,
+                             fluid_tensor *new_m, fluid_tensor *new_v,
+                             const fluid_adam_params *params);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // FLUID_RUNTIME_CUDAKERNELS_H
