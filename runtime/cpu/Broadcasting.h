@@ -4,6 +4,8 @@
 // operands broadcast against each other (binary elementwise ops, select):
 // shapes are aligned from the right and each dimension is equal or 1, a
 // missing dimension acting as 1 (so a rank-0 operand broadcasts everywhere).
+// Also the bodies of the float unary and binary elementwise entry points,
+// which are built on that walk.
 //
 //===----------------------------------------------------------------------===//
 
@@ -130,12 +132,52 @@ void mapBroadcast(const std::array<const CheckedTensor *, N> &operands,
     for (size_t k = 0; k < N; ++k)
       data[k] = operands[k]->template data<T>();
     T *out = output.data<T>();
-    forEachBroadcastElement(
-        output.shape, shapes,
-        [&](int64_t i, const std::array<int64_t, N> &offsets) {
-          out[i] = detail::applyAt(apply, data, offsets,
-                                   std::make_index_sequence<N>());
-        });
+    auto visit = [&](int64_t i, const std::array<int64_t, N> &offsets) {
+      out[i] =
+          detail::applyAt(apply, data, offsets, std::make_index_sequence<N>());
+    };
+    // Operands of the output's shape are read at the output's index: a plain
+    // loop, which the compiler vectorizes, walks them.
+    bool broadcasts = false;
+    for (size_t k = 0; k < N; ++k)
+      broadcasts = broadcasts || shapes[k] != output.shape;
+    if (broadcasts) {
+      forEachBroadcastElement(output.shape, shapes, visit);
+      return;
+    }
+    for (int64_t i = 0; i < output.numel; ++i) {
+      std::array<int64_t, N> offsets;
+      offsets.fill(i);
+      visit(i, offsets);
+    }
+  });
+}
+
+/// The body of a C entry point that computes output = apply(input)
+/// elementwise (mapBroadcast with one operand: float, the input's dtype and
+/// shape), reporting errors as `entryPoint`.
+template <typename Fn>
+fluid_status unaryEntry(const char *entryPoint, const fluid_tensor *inputDesc,
+                        fluid_tensor *outputDesc, Fn &&apply) {
+  return guard(entryPoint, [&] {
+    CheckedTensor input = checkTensor(inputDesc, "input");
+    CheckedTensor output = checkTensor(outputDesc, "output");
+    mapBroadcast<1>({&input}, output, apply);
+  });
+}
+
+/// The body of a C entry point that computes output = apply(lhs, rhs)
+/// elementwise with NumPy broadcasting (mapBroadcast), reporting errors as
+/// `entryPoint`.
+template <typename Fn>
+fluid_status binaryEntry(const char *entryPoint, const fluid_tensor *lhsDesc,
+                         const fluid_tensor *rhsDesc, fluid_tensor *outputDesc,
+                         Fn &&apply) {
+  return guard(entryPoint, [&] {
+    CheckedTensor lhs = checkTensor(lhsDesc, "lhs");
+    CheckedTensor rhs = checkTensor(rhsDesc, "rhs");
+    CheckedTensor output = checkTensor(outputDesc, "output");
+    mapBroadcast<2>({&lhs, &rhs}, output, apply);
   });
 }
 

@@ -21,21 +21,13 @@ using namespace fluid::rt::cpu;
 
 namespace {
 
-/// The validated shapes of one conv2d call.
-struct ConvGeometry {
-  int64_t batch, inChannels, outChannels, groups;
-  int64_t inHeight, inWidth;
-  WindowAxis rows, cols;
-};
-
 template <typename T>
 void conv2d(const T *input, const T *filter, const T *bias, T *output,
-            const ConvGeometry &g) {
-  const int64_t inPerGroup = g.inChannels / g.groups;
-  const int64_t outPerGroup = g.outChannels / g.groups;
-  const int64_t inPlaneSize = g.inHeight * g.inWidth;
-  const int64_t outHeight = g.rows.outSize, outWidth = g.cols.outSize;
-  const int64_t outPlaneSize = outHeight * outWidth;
+            const Conv2dGeometry &g) {
+  const int64_t inPerGroup = g.inChannelsPerGroup();
+  const int64_t outPerGroup = g.outChannelsPerGroup();
+  const int64_t inPlaneSize = g.rows.extent * g.cols.extent;
+  const int64_t outPlaneSize = g.rows.outSize * g.cols.outSize;
   const int64_t kh = g.rows.kernel, kw = g.cols.kernel;
   // Sums are kept in double so that f32 results are rounded once.
   std::vector<double> sums(outPlaneSize);
@@ -49,18 +41,11 @@ void conv2d(const T *input, const T *filter, const T *bias, T *output,
             input + (n * g.inChannels + firstInChannel + icg) * inPlaneSize;
         const T *taps = filter + (oc * inPerGroup + icg) * kh * kw;
         for (int64_t ky = 0; ky < kh; ++ky) {
-          int64_t ohBegin, ohEnd;
-          g.rows.outputsReadingInput(ky, ohBegin, ohEnd);
           for (int64_t kx = 0; kx < kw; ++kx) {
-            int64_t owBegin, owEnd;
-            g.cols.outputsReadingInput(kx, owBegin, owEnd);
             const double weight = taps[ky * kw + kx];
-            for (int64_t oh = ohBegin; oh < ohEnd; ++oh) {
-              const T *inRow = inPlane + g.rows.inputIndex(oh, ky) * g.inWidth;
-              double *sumRow = sums.data() + oh * outWidth;
-              for (int64_t ow = owBegin; ow < owEnd; ++ow)
-                sumRow[ow] += weight * inRow[g.cols.inputIndex(ow, kx)];
-            }
+            g.tapReads(ky, kx).forEach([&, weight](int64_t out, int64_t in) {
+              sums[out] += weight * inPlane[in];
+            });
           }
         }
       }
@@ -88,42 +73,18 @@ extern "C" fluid_status fluid_cpu_conv2d(const fluid_tensor *inputDesc,
     requireRank(input, 4);
     requireRank(filter, 4);
 
-    ConvGeometry g;
-    g.batch = input.dim(0);
-    g.inChannels = input.dim(1);
-    g.inHeight = input.dim(2);
-    g.inWidth = input.dim(3);
-    g.outChannels = filter.dim(0);
-    g.groups = params->groups;
-    if (g.groups < 1)
-      fail("groups must be >= 1, got " + std::to_string(g.groups));
-    if (g.inChannels % g.groups != 0)
-      fail("input channels " + std::to_string(g.inChannels) +
-           " are not divisible by groups " + std::to_string(g.groups));
-    if (g.outChannels % g.groups != 0)
-      fail("output channels " + std::to_string(g.outChannels) +
-           " (filter dimension 0) are not divisible by groups " +
-           std::to_string(g.groups));
-    if (filter.dim(1) != g.inChannels / g.groups)
-      fail("filter shape " + formatShape(filter.shape) +
-           " needs dimension 1 = " + "input channels / groups = " +
-           std::to_string(g.inChannels / g.groups));
+    // The forward words indivisible input channels without naming the
+    // tensor (makeConv2dGeometry adds "(input dimension 1)"), and callers
+    // match that wording: checking first keeps it.
+    if (params->groups >= 1 && input.dim(1) % params->groups != 0)
+      fail("input channels " + std::to_string(input.dim(1)) +
+           " are not divisible by groups " + std::to_string(params->groups));
+    Conv2dGeometry g =
+        makeConv2dGeometry(input, filter, params->strides, params->padding,
+                           params->dilation, params->groups);
 
-    const int64_t *pad = params->padding;
-    g.rows = makeWindowAxis("height", g.inHeight, pad[0], pad[2], filter.dim(2),
-                            params->strides[0], params->dilation[0],
-                            /*ceilMode=*/false);
-    g.cols = makeWindowAxis("width", g.inWidth, pad[1], pad[3], filter.dim(3),
-                            params->strides[1], params->dilation[1],
-                            /*ceilMode=*/false);
-
-    if (biasDesc) {
-      CheckedTensor bias = checkTensor(biasDesc, "bias");
-      requireDtype(bias, input);
-      requireShape(bias, {g.outChannels});
-    }
-    requireShape(output,
-                 {g.batch, g.outChannels, g.rows.outSize, g.cols.outSize});
+    checkOptionalBias(biasDesc, input, g.outChannels);
+    requireShape(output, g.outputShape());
 
     dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);

@@ -26,10 +26,8 @@ void conv2dGradInput(const T *gradOutput, const T *filter, T *gradInput,
                      const Conv2dGeometry &g) {
   const int64_t inPerGroup = g.inChannelsPerGroup();
   const int64_t outPerGroup = g.outChannelsPerGroup();
-  const int64_t inWidth = g.cols.extent;
-  const int64_t inPlaneSize = g.rows.extent * inWidth;
-  const int64_t outWidth = g.cols.outSize;
-  const int64_t outPlaneSize = g.rows.outSize * outWidth;
+  const int64_t inPlaneSize = g.rows.extent * g.cols.extent;
+  const int64_t outPlaneSize = g.rows.outSize * g.cols.outSize;
   const int64_t kh = g.rows.kernel, kw = g.cols.kernel;
   std::vector<double> sums(inPlaneSize);
 
@@ -43,19 +41,11 @@ void conv2dGradInput(const T *gradOutput, const T *filter, T *gradInput,
             gradOutput + (n * g.outChannels + oc) * outPlaneSize;
         const T *taps = filter + (oc * inPerGroup + icg) * kh * kw;
         for (int64_t ky = 0; ky < kh; ++ky) {
-          int64_t ohBegin, ohEnd;
-          g.rows.outputsReadingInput(ky, ohBegin, ohEnd);
           for (int64_t kx = 0; kx < kw; ++kx) {
-            int64_t owBegin, owEnd;
-            g.cols.outputsReadingInput(kx, owBegin, owEnd);
             const double weight = taps[ky * kw + kx];
-            for (int64_t oh = ohBegin; oh < ohEnd; ++oh) {
-              const T *gradRow = gradPlane + oh * outWidth;
-              double *sumRow =
-                  sums.data() + g.rows.inputIndex(oh, ky) * inWidth;
-              for (int64_t ow = owBegin; ow < owEnd; ++ow)
-                sumRow[g.cols.inputIndex(ow, kx)] += weight * gradRow[ow];
-            }
+            g.tapReads(ky, kx).forEach([&, weight](int64_t out, int64_t in) {
+              sums[in] += weight * gradPlane[out];
+            });
           }
         }
       }
@@ -70,10 +60,8 @@ void conv2dGradFilter(const T *gradOutput, const T *input, T *gradFilter,
                       const Conv2dGeometry &g) {
   const int64_t inPerGroup = g.inChannelsPerGroup();
   const int64_t outPerGroup = g.outChannelsPerGroup();
-  const int64_t inWidth = g.cols.extent;
-  const int64_t inPlaneSize = g.rows.extent * inWidth;
-  const int64_t outWidth = g.cols.outSize;
-  const int64_t outPlaneSize = g.rows.outSize * outWidth;
+  const int64_t inPlaneSize = g.rows.extent * g.cols.extent;
+  const int64_t outPlaneSize = g.rows.outSize * g.cols.outSize;
   const int64_t kh = g.rows.kernel, kw = g.cols.kernel;
 
   for (int64_t oc = 0; oc < g.outChannels; ++oc) {
@@ -81,23 +69,17 @@ void conv2dGradFilter(const T *gradOutput, const T *input, T *gradFilter,
     for (int64_t icg = 0; icg < inPerGroup; ++icg) {
       T *taps = gradFilter + (oc * inPerGroup + icg) * kh * kw;
       for (int64_t ky = 0; ky < kh; ++ky) {
-        int64_t ohBegin, ohEnd;
-        g.rows.outputsReadingInput(ky, ohBegin, ohEnd);
         for (int64_t kx = 0; kx < kw; ++kx) {
-          int64_t owBegin, owEnd;
-          g.cols.outputsReadingInput(kx, owBegin, owEnd);
+          const TapReads reads = g.tapReads(ky, kx);
           double sum = 0;
           for (int64_t n = 0; n < g.batch; ++n) {
             const T *inPlane =
                 input + (n * g.inChannels + firstInChannel + icg) * inPlaneSize;
             const T *gradPlane =
                 gradOutput + (n * g.outChannels + oc) * outPlaneSize;
-            for (int64_t oh = ohBegin; oh < ohEnd; ++oh) {
-              const T *inRow = inPlane + g.rows.inputIndex(oh, ky) * inWidth;
-              const T *gradRow = gradPlane + oh * outWidth;
-              for (int64_t ow = owBegin; ow < owEnd; ++ow)
-                sum += double(gradRow[ow]) * inRow[g.cols.inputIndex(ow, kx)];
-            }
+            reads.forEach([&](int64_t out, int64_t in) {
+              sum += double(gradPlane[out]) * inPlane[in];
+            });
           }
           taps[ky * kw + kx] = T(sum);
         }

@@ -18,38 +18,7 @@ using namespace fluid::rt::cpu;
 
 namespace {
 
-template <typename Fn>
-fluid_status unary(const char *entryPoint, const fluid_tensor *inputDesc,
-                   fluid_tensor *outputDesc, Fn &&apply) {
-  return guard(entryPoint, [&] {
-    CheckedTensor input = checkTensor(inputDesc, "input");
-    CheckedTensor output = checkTensor(outputDesc, "output");
-    requireFloat(input);
-    requireDtype(output, input);
-    requireShape(output, input.shape);
-    dispatchFloat(input.dtype(), [&](auto zero) {
-      using T = decltype(zero);
-      const T *in = input.data<T>();
-      T *out = output.data<T>();
-      for (int64_t i = 0; i < input.numel; ++i)
-        out[i] = apply(in[i]);
-    });
-  });
-}
-
-template <typename Fn>
-fluid_status binary(const char *entryPoint, const fluid_tensor *lhsDesc,
-                    const fluid_tensor *rhsDesc, fluid_tensor *outputDesc,
-                    Fn &&apply) {
-  return guard(entryPoint, [&] {
-    CheckedTensor lhs = checkTensor(lhsDesc, "lhs");
-    CheckedTensor rhs = checkTensor(rhsDesc, "rhs");
-    CheckedTensor output = checkTensor(outputDesc, "output");
-    mapBroadcast<2>({&lhs, &rhs}, output, apply);
-  });
-}
-
-/// Like binary(), but integer operands (i32, i64: step counters) are
+/// Like binaryEntry(), but integer operands (i32, i64: step counters) are
 /// allowed too. Integer overflow wraps, as the counter never gets near it.
 template <typename Fn>
 fluid_status arithmetic(const char *entryPoint, const fluid_tensor *lhsDesc,
@@ -89,13 +58,13 @@ fluid_status arithmetic(const char *entryPoint, const fluid_tensor *lhsDesc,
 extern "C" fluid_status fluid_cpu_relu(const fluid_tensor *input,
                                        fluid_tensor *output) {
   // `x < 0 ? 0 : x` rather than max(x, 0) so that NaN propagates.
-  return unary("fluid_cpu_relu", input, output,
-               [](auto x) { return x < 0 ? decltype(x)(0) : x; });
+  return unaryEntry("fluid_cpu_relu", input, output,
+                    [](auto x) { return x < 0 ? decltype(x)(0) : x; });
 }
 
 extern "C" fluid_status fluid_cpu_sigmoid(const fluid_tensor *input,
                                           fluid_tensor *output) {
-  return unary("fluid_cpu_sigmoid", input, output, [](auto x) {
+  return unaryEntry("fluid_cpu_sigmoid", input, output, [](auto x) {
     using T = decltype(x);
     return T(1) / (T(1) + std::exp(-x));
   });
@@ -103,34 +72,34 @@ extern "C" fluid_status fluid_cpu_sigmoid(const fluid_tensor *input,
 
 extern "C" fluid_status fluid_cpu_tanh(const fluid_tensor *input,
                                        fluid_tensor *output) {
-  return unary("fluid_cpu_tanh", input, output,
-               [](auto x) { return std::tanh(x); });
+  return unaryEntry("fluid_cpu_tanh", input, output,
+                    [](auto x) { return std::tanh(x); });
 }
 
 extern "C" fluid_status fluid_cpu_add(const fluid_tensor *lhs,
                                       const fluid_tensor *rhs,
                                       fluid_tensor *output) {
   return arithmetic("fluid_cpu_add", lhs, rhs, output,
-                [](auto a, auto b) { return a + b; });
+                    [](auto a, auto b) { return a + b; });
 }
 
 extern "C" fluid_status fluid_cpu_sub(const fluid_tensor *lhs,
                                       const fluid_tensor *rhs,
                                       fluid_tensor *output) {
   return arithmetic("fluid_cpu_sub", lhs, rhs, output,
-                [](auto a, auto b) { return a - b; });
+                    [](auto a, auto b) { return a - b; });
 }
 
 extern "C" fluid_status fluid_cpu_mul(const fluid_tensor *lhs,
                                       const fluid_tensor *rhs,
                                       fluid_tensor *output) {
   return arithmetic("fluid_cpu_mul", lhs, rhs, output,
-                [](auto a, auto b) { return a * b; });
+                    [](auto a, auto b) { return a * b; });
 }
 
 extern "C" fluid_status fluid_cpu_div(const fluid_tensor *lhs,
                                       const fluid_tensor *rhs,
                                       fluid_tensor *output) {
-  return binary("fluid_cpu_div", lhs, rhs, output,
-                [](auto a, auto b) { return a / b; });
+  return binaryEntry("fluid_cpu_div", lhs, rhs, output,
+                     [](auto a, auto b) { return a / b; });
 }

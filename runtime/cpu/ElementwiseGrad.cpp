@@ -22,20 +22,14 @@ fluid_status unaryGrad(const char *entryPoint,
                        const fluid_tensor *outputDesc,
                        fluid_tensor *gradInputDesc, Fn &&rule) {
   return guard(entryPoint, [&] {
-    CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
-    CheckedTensor output = checkTensor(outputDesc, "output");
-    CheckedTensor gradInput = checkTensor(gradInputDesc, "grad_input");
-    requireFloat(output);
-    requireDtype(gradOutput, output);
-    requireDtype(gradInput, output);
-    requireShape(gradOutput, output.shape);
-    requireShape(gradInput, output.shape);
-    dispatchFloat(output.dtype(), [&](auto zero) {
+    OutputGradOperands t =
+        checkOutputGradOperands(gradOutputDesc, outputDesc, gradInputDesc);
+    dispatchFloat(t.output.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      const T *grad = gradOutput.data<T>();
-      const T *y = output.data<T>();
-      T *result = gradInput.data<T>();
-      for (int64_t i = 0; i < output.numel; ++i)
+      const T *grad = t.gradOutput.data<T>();
+      const T *y = t.output.data<T>();
+      T *result = t.gradInput.data<T>();
+      for (int64_t i = 0; i < t.output.numel; ++i)
         result[i] = T(rule(double(grad[i]), double(y[i])));
     });
   });

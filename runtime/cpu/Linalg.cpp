@@ -131,11 +131,7 @@ extern "C" fluid_status fluid_cpu_linear(const fluid_tensor *inputDesc,
       fail("weight shape " + formatShape(weight.shape) +
            " does not match input features " + std::to_string(inFeatures) +
            " (expected [out," + std::to_string(inFeatures) + "])");
-    if (biasDesc) {
-      CheckedTensor bias = checkTensor(biasDesc, "bias");
-      requireDtype(bias, input);
-      requireShape(bias, {outFeatures});
-    }
+    checkOptionalBias(biasDesc, input, outFeatures);
     requireShape(output, {batch, outFeatures});
 
     dispatchFloat(input.dtype(), [&](auto zero) {

@@ -24,28 +24,6 @@ using namespace fluid::rt::cpu;
 
 namespace {
 
-template <typename Fn>
-fluid_status unary(const char *entryPoint, const fluid_tensor *inputDesc,
-                   fluid_tensor *outputDesc, Fn &&apply) {
-  return guard(entryPoint, [&] {
-    CheckedTensor input = checkTensor(inputDesc, "input");
-    CheckedTensor output = checkTensor(outputDesc, "output");
-    mapBroadcast<1>({&input}, output, apply);
-  });
-}
-
-template <typename Fn>
-fluid_status binary(const char *entryPoint, const fluid_tensor *lhsDesc,
-                    const fluid_tensor *rhsDesc, fluid_tensor *outputDesc,
-                    Fn &&apply) {
-  return guard(entryPoint, [&] {
-    CheckedTensor lhs = checkTensor(lhsDesc, "lhs");
-    CheckedTensor rhs = checkTensor(rhsDesc, "rhs");
-    CheckedTensor output = checkTensor(outputDesc, "output");
-    mapBroadcast<2>({&lhs, &rhs}, output, apply);
-  });
-}
-
 /// Calls `body(T{})` with T the C++ type of a dtype cast converts between.
 template <typename Fn>
 void dispatchCastable(const CheckedTensor &t, Fn &&body) {
@@ -119,66 +97,67 @@ void cast(const CheckedTensor &input, const CheckedTensor &output) {
 
 extern "C" fluid_status fluid_cpu_neg(const fluid_tensor *input,
                                       fluid_tensor *output) {
-  return unary("fluid_cpu_neg", input, output, [](auto x) { return -x; });
+  return unaryEntry("fluid_cpu_neg", input, output, [](auto x) { return -x; });
 }
 
 extern "C" fluid_status fluid_cpu_exp(const fluid_tensor *input,
                                       fluid_tensor *output) {
-  return unary("fluid_cpu_exp", input, output,
-               [](auto x) { return std::exp(x); });
+  return unaryEntry("fluid_cpu_exp", input, output,
+                    [](auto x) { return std::exp(x); });
 }
 
 extern "C" fluid_status fluid_cpu_log(const fluid_tensor *input,
                                       fluid_tensor *output) {
-  return unary("fluid_cpu_log", input, output,
-               [](auto x) { return std::log(x); });
+  return unaryEntry("fluid_cpu_log", input, output,
+                    [](auto x) { return std::log(x); });
 }
 
 extern "C" fluid_status fluid_cpu_cos(const fluid_tensor *input,
                                       fluid_tensor *output) {
-  return unary("fluid_cpu_cos", input, output,
-               [](auto x) { return std::cos(x); });
+  return unaryEntry("fluid_cpu_cos", input, output,
+                    [](auto x) { return std::cos(x); });
 }
 
 extern "C" fluid_status fluid_cpu_sqrt(const fluid_tensor *input,
                                        fluid_tensor *output) {
-  return unary("fluid_cpu_sqrt", input, output,
-               [](auto x) { return std::sqrt(x); });
+  return unaryEntry("fluid_cpu_sqrt", input, output,
+                    [](auto x) { return std::sqrt(x); });
 }
 
 extern "C" fluid_status fluid_cpu_floor(const fluid_tensor *input,
                                         fluid_tensor *output) {
-  return unary("fluid_cpu_floor", input, output,
-               [](auto x) { return std::floor(x); });
+  return unaryEntry("fluid_cpu_floor", input, output,
+                    [](auto x) { return std::floor(x); });
 }
 
 extern "C" fluid_status fluid_cpu_pow(const fluid_tensor *lhs,
                                       const fluid_tensor *rhs,
                                       fluid_tensor *output) {
-  return binary("fluid_cpu_pow", lhs, rhs, output,
-                [](auto a, auto b) { return std::pow(a, b); });
+  return binaryEntry("fluid_cpu_pow", lhs, rhs, output,
+                     [](auto a, auto b) { return std::pow(a, b); });
 }
 
 // `a != a` picks a NaN lhs; a NaN rhs fails the comparison and is picked.
 extern "C" fluid_status fluid_cpu_minimum(const fluid_tensor *lhs,
                                           const fluid_tensor *rhs,
                                           fluid_tensor *output) {
-  return binary("fluid_cpu_minimum", lhs, rhs, output,
-                [](auto a, auto b) { return a < b || a != a ? a : b; });
+  return binaryEntry("fluid_cpu_minimum", lhs, rhs, output,
+                     [](auto a, auto b) { return a < b || a != a ? a : b; });
 }
 
 extern "C" fluid_status fluid_cpu_maximum(const fluid_tensor *lhs,
                                           const fluid_tensor *rhs,
                                           fluid_tensor *output) {
-  return binary("fluid_cpu_maximum", lhs, rhs, output,
-                [](auto a, auto b) { return a > b || a != a ? a : b; });
+  return binaryEntry("fluid_cpu_maximum", lhs, rhs, output,
+                     [](auto a, auto b) { return a > b || a != a ? a : b; });
 }
 
 extern "C" fluid_status fluid_cpu_greater_equal(const fluid_tensor *lhs,
                                                 const fluid_tensor *rhs,
                                                 fluid_tensor *output) {
-  return binary("fluid_cpu_greater_equal", lhs, rhs, output,
-                [](auto a, auto b) { return decltype(a)(a >= b ? 1 : 0); });
+  return binaryEntry(
+      "fluid_cpu_greater_equal", lhs, rhs, output,
+      [](auto a, auto b) { return decltype(a)(a >= b ? 1 : 0); });
 }
 
 extern "C" fluid_status fluid_cpu_select(const fluid_tensor *conditionDesc,

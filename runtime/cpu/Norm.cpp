@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Norm.h"
 #include "TensorChecks.h"
 
 #include "fluid/runtime/CpuKernels.h"
@@ -15,25 +16,7 @@
 using namespace fluid::rt;
 using namespace fluid::rt::cpu;
 
-namespace {
-
-/// The layout of a batch-norm input: [N,C] or [N,C,H,W] seen as
-/// [N, C, spatial].
-struct ChannelLayout {
-  int64_t batch, channels, spatial;
-
-  /// Calls visit(offset) for every element of channel `c`.
-  template <typename Fn> void forEachInChannel(int64_t c, Fn &&visit) const {
-    for (int64_t n = 0; n < batch; ++n) {
-      int64_t base = (n * channels + c) * spatial;
-      for (int64_t i = 0; i < spatial; ++i)
-        visit(base + i);
-    }
-  }
-};
-
-/// Checks a batch-norm input (rank 2 or 4, float) and returns its layout.
-ChannelLayout checkNormInput(const CheckedTensor &input) {
+ChannelLayout cpu::checkNormInput(const CheckedTensor &input) {
   requireFloat(input);
   if (input.rank() != 2 && input.rank() != 4)
     fail("input must have rank 2 or 4, got shape " + formatShape(input.shape));
@@ -41,15 +24,25 @@ ChannelLayout checkNormInput(const CheckedTensor &input) {
   return ChannelLayout{input.dim(0), input.dim(1), spatial};
 }
 
-/// Checks a per-channel operand: the input's dtype and shape [C].
-CheckedTensor checkChannelTensor(const fluid_tensor *desc,
-                                 const std::string &name,
-                                 const CheckedTensor &input) {
+CheckedTensor cpu::checkChannelTensor(const fluid_tensor *desc,
+                                      const std::string &name,
+                                      const CheckedTensor &input) {
   CheckedTensor t = checkTensor(desc, name);
   requireDtype(t, input);
   requireShape(t, {input.dim(1)});
   return t;
 }
+
+CheckedTensor cpu::checkInputShapedTensor(const fluid_tensor *desc,
+                                          const std::string &name,
+                                          const CheckedTensor &input) {
+  CheckedTensor t = checkTensor(desc, name);
+  requireDtype(t, input);
+  requireShape(t, input.shape);
+  return t;
+}
+
+namespace {
 
 template <typename T> struct BatchNormTensors {
   const T *input, *scale, *shift, *runningMean, *runningVar;
@@ -129,9 +122,7 @@ extern "C" fluid_status fluid_cpu_batch_norm(
         checkChannelTensor(runningMeanDesc, "running_mean", input);
     CheckedTensor runningVar =
         checkChannelTensor(runningVarDesc, "running_var", input);
-    CheckedTensor output = checkTensor(outputDesc, "output");
-    requireDtype(output, input);
-    requireShape(output, input.shape);
+    CheckedTensor output = checkInputShapedTensor(outputDesc, "output", input);
     CheckedTensor savedMean =
         checkChannelTensor(savedMeanDesc, "saved_mean", input);
     CheckedTensor savedInvStd =
@@ -169,9 +160,7 @@ extern "C" fluid_status fluid_cpu_batch_norm_inference(
     CheckedTensor shift = checkChannelTensor(shiftDesc, "shift", input);
     CheckedTensor mean = checkChannelTensor(meanDesc, "mean", input);
     CheckedTensor var = checkChannelTensor(varDesc, "var", input);
-    CheckedTensor output = checkTensor(outputDesc, "output");
-    requireDtype(output, input);
-    requireShape(output, input.shape);
+    CheckedTensor output = checkInputShapedTensor(outputDesc, "output", input);
 
     dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Norm.h"
 #include "TensorChecks.h"
 
 #include "fluid/runtime/CpuGradKernels.h"
@@ -16,20 +17,6 @@ using namespace fluid::rt;
 using namespace fluid::rt::cpu;
 
 namespace {
-
-/// A batch-norm input [N,C] or [N,C,H,W] seen as [N, C, spatial].
-struct ChannelLayout {
-  int64_t batch, channels, spatial;
-
-  /// Calls visit(offset) for every element of channel `c`.
-  template <typename Fn> void forEachInChannel(int64_t c, Fn &&visit) const {
-    for (int64_t n = 0; n < batch; ++n) {
-      int64_t base = (n * channels + c) * spatial;
-      for (int64_t i = 0; i < spatial; ++i)
-        visit(base + i);
-    }
-  }
-};
 
 template <typename T> struct BatchNormGradTensors {
   const T *gradOutput, *input, *scale, *mean, *invStd;
@@ -63,16 +50,6 @@ void batchNormGrad(const BatchNormGradTensors<T> &t,
   }
 }
 
-/// Checks a tensor of shape [C] and the dtype of `input`.
-CheckedTensor checkChannelTensor(const fluid_tensor *desc,
-                                 const std::string &name,
-                                 const CheckedTensor &input) {
-  CheckedTensor t = checkTensor(desc, name);
-  requireDtype(t, input);
-  requireShape(t, {input.dim(1)});
-  return t;
-}
-
 } // namespace
 
 extern "C" fluid_status fluid_cpu_batch_norm_grad(
@@ -82,28 +59,21 @@ extern "C" fluid_status fluid_cpu_batch_norm_grad(
     fluid_tensor *gradScaleDesc, fluid_tensor *gradShiftDesc) {
   return guard("fluid_cpu_batch_norm_grad", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
-    requireFloat(input);
-    if (input.rank() != 2 && input.rank() != 4)
-      fail("input must have rank 2 or 4, got shape " +
-           formatShape(input.shape));
-    CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
-    requireDtype(gradOutput, input);
-    requireShape(gradOutput, input.shape);
+    ChannelLayout layout = checkNormInput(input);
+    CheckedTensor gradOutput =
+        checkInputShapedTensor(gradOutputDesc, "grad_output", input);
     CheckedTensor scale = checkChannelTensor(scaleDesc, "scale", input);
     CheckedTensor savedMean =
         checkChannelTensor(savedMeanDesc, "saved_mean", input);
     CheckedTensor savedInvStd =
         checkChannelTensor(savedInvStdDesc, "saved_inv_std", input);
-    CheckedTensor gradInput = checkTensor(gradInputDesc, "grad_input");
-    requireDtype(gradInput, input);
-    requireShape(gradInput, input.shape);
+    CheckedTensor gradInput =
+        checkInputShapedTensor(gradInputDesc, "grad_input", input);
     CheckedTensor gradScale =
         checkChannelTensor(gradScaleDesc, "grad_scale", input);
     CheckedTensor gradShift =
         checkChannelTensor(gradShiftDesc, "grad_shift", input);
 
-    ChannelLayout layout{input.dim(0), input.dim(1),
-                         input.rank() == 4 ? input.dim(2) * input.dim(3) : 1};
     dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
       BatchNormGradTensors<T> t{gradOutput.data<T>(),  input.data<T>(),

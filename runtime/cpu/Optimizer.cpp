@@ -33,6 +33,12 @@ template <typename T> T addScaled(T a, T b, T alpha) {
   return std::fma(b, alpha, a);
 }
 
+/// grad.add(param, alpha=weight_decay), torch.optim's (coupled) weight
+/// decay, skipped for 0 as PyTorch does.
+template <typename T> T decayedGrad(T grad, T param, double weightDecay) {
+  return weightDecay != 0 ? addScaled(grad, param, T(weightDecay)) : grad;
+}
+
 std::string formatValue(double value) {
   std::ostringstream text;
   text << value;
@@ -115,14 +121,10 @@ extern "C" fluid_status fluid_cpu_sgd(const fluid_tensor *paramDesc,
       const T *p = param.data<T>();
       const T *g = grad.data<T>();
       T *out = newParam.data<T>();
-      const T weightDecay = T(params->weight_decay);
       const T negRate = T(-lr);
       for (int64_t i = 0; i < param.numel; ++i) {
-        // d_p = grad.add(param, alpha=weight_decay), skipped for 0 as
-        // PyTorch does; param.add_(d_p, alpha=-lr).
-        T d = g[i];
-        if (params->weight_decay != 0)
-          d = addScaled(d, p[i], weightDecay);
+        // param.add_(d_p, alpha=-lr).
+        const T d = decayedGrad(g[i], p[i], params->weight_decay);
         out[i] = addScaled(p[i], d, negRate);
       }
     });
@@ -158,12 +160,9 @@ fluid_cpu_momentum(const fluid_tensor *paramDesc, const fluid_tensor *gradDesc,
       T *outParam = newParam.data<T>();
       T *outBuf = newVelocity.data<T>();
       const T momentum = T(params->momentum);
-      const T weightDecay = T(params->weight_decay);
       const T negRate = T(-lr);
       for (int64_t i = 0; i < param.numel; ++i) {
-        T d = g[i];
-        if (params->weight_decay != 0)
-          d = addScaled(d, p[i], weightDecay);
+        T d = decayedGrad(g[i], p[i], params->weight_decay);
         // buf.mul_(momentum).add_(d_p): alpha 1 makes the fused and the
         // plain add equal.
         const T b = momentum * buf[i] + d;
@@ -217,7 +216,6 @@ fluid_cpu_adam(const fluid_tensor *paramDesc, const fluid_tensor *gradDesc,
       T *outParam = newParam.data<T>();
       T *outM = newM.data<T>();
       T *outV = newV.data<T>();
-      const T weightDecay = T(params->weight_decay);
       const T decay = T(1 - lr * params->weight_decay);
       const T b1 = T(beta1), oneMinusB1 = T(1 - beta1);
       const T b2 = T(beta2), oneMinusB2 = T(1 - beta2);
@@ -229,8 +227,8 @@ fluid_cpu_adam(const fluid_tensor *paramDesc, const fluid_tensor *gradDesc,
         T d = g[i];
         if (params->decoupled)
           x = x * decay;
-        else if (params->weight_decay != 0)
-          d = addScaled(d, x, weightDecay);
+        else
+          d = decayedGrad(d, x, params->weight_decay);
         // exp_avg.mul_(beta1).add_(grad, alpha=1-beta1);
         // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1-beta2), whose
         // vectorized form PyTorch's compiler fuses as (value*grad)*grad + v.

@@ -47,10 +47,7 @@ extern "C" fluid_status fluid_cpu_concat(const fluid_tensor *inputDescs,
     CheckedTensor output = checkTensor(outputDesc, "output");
 
     const CheckedTensor &first = inputs.front();
-    if (axis < 0 || axis >= first.rank())
-      fail("axis " + std::to_string(axis) + " is outside [0, " +
-           std::to_string(first.rank()) + ") for input 0 shape " +
-           formatShape(first.shape));
+    const AxisSplit split = splitAtAxis(first, axis);
     Shape expected = first.shape;
     expected[axis] = 0;
     for (const CheckedTensor &input : inputs) {
@@ -70,19 +67,14 @@ extern "C" fluid_status fluid_cpu_concat(const fluid_tensor *inputDescs,
 
     // Viewed as [outer, axis * inner], each input contributes one contiguous
     // chunk to every row of the output.
-    const int64_t elementSize = fluid_dtype_size(first.dtype());
-    int64_t outer = 1, innerBytes = elementSize;
-    for (int64_t d = 0; d < axis; ++d)
-      outer *= first.dim(d);
-    for (int64_t d = axis + 1; d < first.rank(); ++d)
-      innerBytes *= first.dim(d);
+    const int64_t innerBytes = split.inner * fluid_dtype_size(first.dtype());
     const int64_t outRowBytes = expected[axis] * innerBytes;
     char *out = static_cast<char *>(output.desc->data);
     int64_t chunkOffset = 0;
     for (const CheckedTensor &input : inputs) {
       const int64_t chunkBytes = input.dim(axis) * innerBytes;
       const char *in = static_cast<const char *>(input.desc->data);
-      for (int64_t o = 0; o < outer && chunkBytes > 0; ++o)
+      for (int64_t o = 0; o < split.outer && chunkBytes > 0; ++o)
         std::memcpy(out + o * outRowBytes + chunkOffset, in + o * chunkBytes,
                     chunkBytes);
       chunkOffset += chunkBytes;

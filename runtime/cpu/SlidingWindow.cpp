@@ -3,36 +3,8 @@
 #include "SlidingWindow.h"
 #include "TensorChecks.h"
 
-#include <algorithm>
-
 using namespace fluid::rt;
 using namespace fluid::rt::cpu;
-
-/// a / b rounded up, for a >= 0 and b > 0.
-static int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
-
-void WindowAxis::outputsReadingInput(int64_t k, int64_t &begin,
-                                     int64_t &end) const {
-  int64_t offset = k * dilation - padBefore;
-  begin = offset >= 0 ? 0 : ceilDiv(-offset, stride);
-  end = extent - offset <= 0 ? 0 : ceilDiv(extent - offset, stride);
-  end = std::min(end, outSize);
-  begin = std::min(begin, end);
-}
-
-void WindowAxis::tapsReadingInput(int64_t o, int64_t &begin,
-                                  int64_t &end) const {
-  int64_t start = o * stride - padBefore;
-  begin = start >= 0 ? 0 : ceilDiv(-start, dilation);
-  end = start >= extent ? 0 : ceilDiv(extent - start, dilation);
-  end = std::min(end, kernel);
-  begin = std::min(begin, end);
-}
-
-int64_t WindowAxis::paddedWindowCells(int64_t o) const {
-  int64_t start = o * stride - padBefore;
-  return std::min(kernel, extent + padAfter - start);
-}
 
 WindowAxis cpu::makeWindowAxis(const std::string &axisName, int64_t extent,
                                int64_t padBefore, int64_t padAfter,
@@ -61,7 +33,7 @@ WindowAxis cpu::makeWindowAxis(const std::string &axisName, int64_t extent,
          " exceeds the padded input " + axisName + " " +
          std::to_string(padded));
   int64_t room = padded - span;
-  int64_t steps = ceilMode ? ceilDiv(room, stride) : room / stride;
+  int64_t steps = ceilMode ? detail::ceilDiv(room, stride) : room / stride;
   // Like PyTorch, drop a last window that starts in the trailing padding:
   // steps * stride >= extent + padBefore, tested without a product that
   // could overflow.
@@ -114,5 +86,42 @@ cpu::makeConv2dGeometry(const CheckedTensor &input, const CheckedTensor &filter,
   g.cols = makeWindowAxis("width", input.dim(3), padding[1], padding[3],
                           filter.dim(3), strides[1], dilation[1],
                           /*ceilMode=*/false);
+  return g;
+}
+
+void Pool2dGeometry::requireWindowsTouchInput() const {
+  cpu::requireWindowsTouchInput(rows, "height");
+  cpu::requireWindowsTouchInput(cols, "width");
+}
+
+Pool2dGeometry cpu::makePool2dGeometry(
+    const CheckedTensor &inputShaped, const CheckedTensor &outputShaped,
+    const int64_t kernel[2], const int64_t strides[2], const int64_t padding[4],
+    const int64_t dilation[2], bool ceilMode) {
+  requireFloat(inputShaped);
+  requireDtype(outputShaped, inputShaped);
+  requireRank(inputShaped, 4);
+  const Shape &in = inputShaped.shape;
+  Pool2dGeometry g;
+  g.planes = in[0] * in[1];
+  g.rows = makeWindowAxis("height", in[2], padding[0], padding[2], kernel[0],
+                          strides[0], dilation[0], ceilMode);
+  g.cols = makeWindowAxis("width", in[3], padding[1], padding[3], kernel[1],
+                          strides[1], dilation[1], ceilMode);
+  requireShape(outputShaped, {in[0], in[1], g.rows.outSize, g.cols.outSize});
+  return g;
+}
+
+Pool2dGeometry cpu::makeAvgPool2dGeometry(const CheckedTensor &inputShaped,
+                                          const CheckedTensor &outputShaped,
+                                          const int64_t kernel[2],
+                                          const int64_t strides[2],
+                                          const int64_t padding[4],
+                                          bool ceilMode, bool countIncludePad) {
+  const int64_t noDilation[2] = {1, 1};
+  Pool2dGeometry g = makePool2dGeometry(inputShaped, outputShaped, kernel,
+                                        strides, padding, noDilation, ceilMode);
+  if (!countIncludePad)
+    g.requireWindowsTouchInput();
   return g;
 }

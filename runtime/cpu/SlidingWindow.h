@@ -3,7 +3,9 @@
 // Convolution and pooling slide a (dilated, strided) window over a padded
 // spatial axis; this computes the output size the way the fluid dialect and
 // PyTorch define it, with overflow-checked arithmetic, and the ranges of
-// outputs whose window taps fall inside the input.
+// outputs whose window taps fall inside the input. The cpu convolution and
+// pooling kernels and their gradients all walk their windows with TapReads
+// and PoolWindow, so the skipping of padding is written once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,12 +14,22 @@
 
 #include "TensorChecks.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace fluid::rt::cpu {
 
-/// A window sliding along one spatial axis of the input.
+namespace detail {
+/// a / b rounded up, for a >= 0 and b > 0.
+inline int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+} // namespace detail
+
+/// A window sliding along one spatial axis of the input. The per-output and
+/// per-tap helpers are inline, so that the kernels' loops around them keep
+/// their accumulators in registers.
 struct WindowAxis {
   int64_t extent;
   int64_t padBefore;
@@ -34,16 +46,31 @@ struct WindowAxis {
   }
 
   /// The outputs [begin, end) whose tap `k` reads inside [0, extent).
-  void outputsReadingInput(int64_t k, int64_t &begin, int64_t &end) const;
+  void outputsReadingInput(int64_t k, int64_t &begin, int64_t &end) const {
+    int64_t offset = k * dilation - padBefore;
+    begin = offset >= 0 ? 0 : detail::ceilDiv(-offset, stride);
+    end = extent - offset <= 0 ? 0 : detail::ceilDiv(extent - offset, stride);
+    end = std::min(end, outSize);
+    begin = std::min(begin, end);
+  }
 
   /// The taps [begin, end) of output `o` that read inside [0, extent);
   /// empty when its window covers only padding.
-  void tapsReadingInput(int64_t o, int64_t &begin, int64_t &end) const;
+  void tapsReadingInput(int64_t o, int64_t &begin, int64_t &end) const {
+    int64_t start = o * stride - padBefore;
+    begin = start >= 0 ? 0 : detail::ceilDiv(-start, dilation);
+    end = start >= extent ? 0 : detail::ceilDiv(extent - start, dilation);
+    end = std::min(end, kernel);
+    begin = std::min(begin, end);
+  }
 
   /// The number of window cells of output `o` inside the padded extent
   /// [-padBefore, extent + padAfter), for dilation 1: average pooling's
   /// divisor with count_include_pad.
-  int64_t paddedWindowCells(int64_t o) const;
+  int64_t paddedWindowCells(int64_t o) const {
+    int64_t start = o * stride - padBefore;
+    return std::min(kernel, extent + padAfter - start);
+  }
 };
 
 /// Validates the window attributes along the axis called `axisName`
@@ -61,6 +88,27 @@ WindowAxis makeWindowAxis(const std::string &axisName, int64_t extent,
 void requireWindowsTouchInput(const WindowAxis &axis,
                               const std::string &axisName);
 
+/// The reads of one filter tap (ky, kx) over a plane: the outputs
+/// [ohBegin, ohEnd) by [owBegin, owEnd) whose tap reads inside the input.
+struct TapReads {
+  const WindowAxis &rows, &cols;
+  int64_t ky, kx;
+  int64_t ohBegin, ohEnd, owBegin, owEnd;
+
+  /// Calls `visit(outputCell, inputCell)` for each of them in row-major
+  /// order: the output's offset in its plane and that of the input cell it
+  /// reads.
+  template <typename Fn> void forEach(Fn &&visit) const {
+    for (int64_t oh = ohBegin; oh < ohEnd; ++oh) {
+      const int64_t outRow = oh * cols.outSize;
+      int64_t in =
+          rows.inputIndex(oh, ky) * cols.extent + cols.inputIndex(owBegin, kx);
+      for (int64_t ow = owBegin; ow < owEnd; ++ow, in += cols.stride)
+        visit(outRow + ow, in);
+    }
+  }
+};
+
 /// The validated geometry of a conv2d and of its gradients: an input of
 /// shape [batch, inChannels, rows.extent, cols.extent] and a filter of shape
 /// [outChannels, inChannels / groups, rows.kernel, cols.kernel].
@@ -72,6 +120,14 @@ struct Conv2dGeometry {
   int64_t outChannelsPerGroup() const { return outChannels / groups; }
   /// [batch, outChannels, rows.outSize, cols.outSize].
   Shape outputShape() const;
+
+  /// The reads of filter tap (ky, kx) over a plane.
+  TapReads tapReads(int64_t ky, int64_t kx) const {
+    TapReads reads{rows, cols, ky, kx, 0, 0, 0, 0};
+    rows.outputsReadingInput(ky, reads.ohBegin, reads.ohEnd);
+    cols.outputsReadingInput(kx, reads.owBegin, reads.owEnd);
+    return reads;
+  }
 };
 
 /// Checks that `input` and `filter` (rank 4, already checked) make a conv2d
@@ -82,6 +138,98 @@ Conv2dGeometry makeConv2dGeometry(const CheckedTensor &input,
                                   const int64_t strides[2],
                                   const int64_t padding[4],
                                   const int64_t dilation[2], int64_t groups);
+
+/// The window of one pooling output (oh, ow): its taps inside the input,
+/// rows [kyBegin, kyEnd) by columns [kxBegin, kxEnd).
+struct PoolWindow {
+  const WindowAxis &rows, &cols;
+  int64_t oh, ow;
+  int64_t kyBegin, kyEnd, kxBegin, kxEnd;
+
+  /// The output's offset in its plane.
+  int64_t outputCell() const { return oh * cols.outSize + ow; }
+
+  /// Calls `visit(inputCell)` with the offset in its plane of every input
+  /// cell the window reads, in row-major window order.
+  template <typename Fn> void forEachCell(Fn &&visit) const {
+    for (int64_t ky = kyBegin; ky < kyEnd; ++ky) {
+      const int64_t rowStart = rows.inputIndex(oh, ky) * cols.extent;
+      for (int64_t kx = kxBegin; kx < kxEnd; ++kx)
+        visit(rowStart + cols.inputIndex(ow, kx));
+    }
+  }
+
+  /// The cell of `plane` that max pooling picks, by PyTorch's cpu rule: the
+  /// first maximum in row-major window order (strict >), but every NaN
+  /// replaces the pick, so the last NaN wins. The window must read at least
+  /// one cell.
+  template <typename T> int64_t maxCell(const T *plane) const {
+    T best = -std::numeric_limits<T>::infinity();
+    int64_t bestCell = rows.inputIndex(oh, kyBegin) * cols.extent +
+                       cols.inputIndex(ow, kxBegin);
+    forEachCell([&](int64_t cell) {
+      const T value = plane[cell];
+      if (value > best || std::isnan(value)) {
+        best = value;
+        bestCell = cell;
+      }
+    });
+    return bestCell;
+  }
+
+  /// Average pooling's divisor: the window's cells inside the padded
+  /// extent with count_include_pad, inside the input without it.
+  double averageDivisor(bool countIncludePad) const {
+    return countIncludePad ? double(rows.paddedWindowCells(oh)) *
+                                 double(cols.paddedWindowCells(ow))
+                           : double(kyEnd - kyBegin) * double(kxEnd - kxBegin);
+  }
+};
+
+/// The validated geometry of a 2-d pooling op and of its gradients: the
+/// N * C planes of an input of shape [N, C, rows.extent, cols.extent].
+struct Pool2dGeometry {
+  int64_t planes;
+  WindowAxis rows, cols;
+
+  /// requireWindowsTouchInput along both axes.
+  void requireWindowsTouchInput() const;
+
+  /// Calls `visit(window)` for the PoolWindow of every output of a plane, in
+  /// row-major output order.
+  template <typename Fn> void forEachWindow(Fn &&visit) const {
+    for (int64_t oh = 0; oh < rows.outSize; ++oh) {
+      int64_t kyBegin, kyEnd;
+      rows.tapsReadingInput(oh, kyBegin, kyEnd);
+      for (int64_t ow = 0; ow < cols.outSize; ++ow) {
+        int64_t kxBegin, kxEnd;
+        cols.tapsReadingInput(ow, kxBegin, kxEnd);
+        visit(PoolWindow{rows, cols, oh, ow, kyBegin, kyEnd, kxBegin, kxEnd});
+      }
+    }
+  }
+};
+
+/// Checks `inputShaped` (the input or its gradient: float, rank 4) and
+/// `outputShaped` (the output or its gradient: the same dtype and the pooled
+/// shape) against the window attributes of a 2-d pooling op.
+Pool2dGeometry makePool2dGeometry(const CheckedTensor &inputShaped,
+                                  const CheckedTensor &outputShaped,
+                                  const int64_t kernel[2],
+                                  const int64_t strides[2],
+                                  const int64_t padding[4],
+                                  const int64_t dilation[2], bool ceilMode);
+
+/// makePool2dGeometry for average pooling (no dilation), which also fails
+/// without `countIncludePad` unless every window has a cell inside the
+/// input: without padded cells in the divisor, a window over padding alone
+/// would divide by zero.
+Pool2dGeometry makeAvgPool2dGeometry(const CheckedTensor &inputShaped,
+                                     const CheckedTensor &outputShaped,
+                                     const int64_t kernel[2],
+                                     const int64_t strides[2],
+                                     const int64_t padding[4], bool ceilMode,
+                                     bool countIncludePad);
 
 } // namespace fluid::rt::cpu
 

@@ -5,13 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Softmax.h"
 #include "TensorChecks.h"
 
 #include "fluid/runtime/CpuKernels.h"
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 using namespace fluid::rt;
@@ -19,53 +18,18 @@ using namespace fluid::rt::cpu;
 
 namespace {
 
-/// A tensor seen as [outer, length, inner] around the softmax axis.
-struct AxisLayout {
-  int64_t outer = 1, length = 1, inner = 1;
-};
-
-AxisLayout axisLayout(const CheckedTensor &t, int64_t axis) {
-  if (axis < 0 || axis >= t.rank())
-    fail("axis " + std::to_string(axis) + " is outside [0, " +
-         std::to_string(t.rank()) + ") for " + t.name + " shape " +
-         formatShape(t.shape));
-  AxisLayout layout;
-  for (int64_t d = 0; d < axis; ++d)
-    layout.outer *= t.dim(d);
-  layout.length = t.dim(axis);
-  for (int64_t d = axis + 1; d < t.rank(); ++d)
-    layout.inner *= t.dim(d);
-  return layout;
-}
-
-/// The maximum of `length` values `stride` apart, and the sum of their
-/// exponentials after subtracting it.
-template <typename T> struct SliceStats {
-  double max, sumExp;
-
-  SliceStats(const T *x, int64_t length, int64_t stride) {
-    max = -std::numeric_limits<double>::infinity();
-    for (int64_t i = 0; i < length; ++i)
-      max = std::max(max, double(x[i * stride]));
-    sumExp = 0;
-    for (int64_t i = 0; i < length; ++i)
-      sumExp += std::exp(x[i * stride] - max);
-  }
-  double logSumExp() const { return max + std::log(sumExp); }
-};
-
 template <typename T>
-void softmax(const T *input, T *output, const AxisLayout &layout, bool log) {
-  for (int64_t o = 0; o < layout.outer; ++o) {
-    for (int64_t j = 0; j < layout.inner; ++j) {
-      const int64_t base = o * layout.length * layout.inner + j;
+void softmax(const T *input, T *output, const AxisSplit &split, bool log) {
+  for (int64_t o = 0; o < split.outer; ++o) {
+    for (int64_t j = 0; j < split.inner; ++j) {
+      const int64_t base = o * split.length * split.inner + j;
       const T *x = input + base;
       T *y = output + base;
-      SliceStats<T> stats(x, layout.length, layout.inner);
+      SliceStats<T> stats(x, split.length, split.inner);
       const double logSum = std::log(stats.sumExp);
-      for (int64_t i = 0; i < layout.length; ++i) {
-        const double shifted = x[i * layout.inner] - stats.max;
-        y[i * layout.inner] =
+      for (int64_t i = 0; i < split.length; ++i) {
+        const double shifted = x[i * split.inner] - stats.max;
+        y[i * split.inner] =
             T(log ? shifted - logSum : std::exp(shifted) / stats.sumExp);
       }
     }
@@ -80,27 +44,12 @@ fluid_status softmaxEntry(const char *entryPoint, const fluid_tensor *inputDesc,
     requireFloat(input);
     requireDtype(output, input);
     requireShape(output, input.shape);
-    AxisLayout layout = axisLayout(input, axis);
+    AxisSplit split = splitAtAxis(input, axis);
     dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      softmax(input.data<T>(), output.data<T>(), layout, log);
+      softmax(input.data<T>(), output.data<T>(), split, log);
     });
   });
-}
-
-/// Reads the labels as int64 and checks each is a class index in
-/// [0, classes).
-std::vector<int64_t> readLabels(const CheckedTensor &labels, int64_t classes) {
-  std::vector<int64_t> values(labels.numel);
-  for (int64_t i = 0; i < labels.numel; ++i)
-    values[i] = labels.dtype() == FLUID_I64 ? labels.data<int64_t>()[i]
-                                            : labels.data<int32_t>()[i];
-  for (int64_t i = 0; i < labels.numel; ++i)
-    if (values[i] < 0 || values[i] >= classes)
-      fail("label " + std::to_string(values[i]) + " in row " +
-           std::to_string(i) + " is outside [0, " + std::to_string(classes) +
-           ")");
-  return values;
 }
 
 template <typename T>
@@ -146,21 +95,12 @@ fluid_cpu_softmax_cross_entropy(const fluid_tensor *logitsDesc,
     CheckedTensor output = checkTensor(outputDesc, "output");
     requireFloat(logits);
     requireRank(logits, 2);
-    if (labels.dtype() != FLUID_I64 && labels.dtype() != FLUID_I32)
-      fail("labels has dtype " + dtypeName(labels.dtype()) +
-           "; expected i64 or i32");
+    requireClassLabelDtype(labels);
     const int64_t rows = logits.dim(0), classes = logits.dim(1);
     requireShape(labels, {rows});
     requireDtype(output, logits);
-    if (reduction == FLUID_REDUCTION_NONE)
-      requireShape(output, {rows});
-    else if (reduction == FLUID_REDUCTION_MEAN ||
-             reduction == FLUID_REDUCTION_SUM)
-      requireShape(output, {});
-    else
-      fail("unknown reduction " + std::to_string(reduction) +
-           " (expected 0 mean, 1 sum or 2 none)");
-    std::vector<int64_t> labelValues = readLabels(labels, classes);
+    requireLossShape(output, rows, reduction);
+    std::vector<int64_t> labelValues = readClassLabels(labels, classes);
 
     dispatchFloat(logits.dtype(), [&](auto zero) {
       using T = decltype(zero);

@@ -8,13 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Softmax.h"
 #include "TensorChecks.h"
 
 #include "fluid/runtime/CpuGradKernels.h"
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 using namespace fluid::rt;
@@ -52,19 +51,13 @@ fluid_status softmaxGradEntry(const char *entryPoint,
                               fluid_tensor *gradInputDesc, int64_t axis,
                               bool log) {
   return guard(entryPoint, [&] {
-    CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
-    CheckedTensor output = checkTensor(outputDesc, "output");
-    CheckedTensor gradInput = checkTensor(gradInputDesc, "grad_input");
-    requireFloat(output);
-    requireDtype(gradOutput, output);
-    requireDtype(gradInput, output);
-    requireShape(gradOutput, output.shape);
-    requireShape(gradInput, output.shape);
-    AxisSplit split = splitAtAxis(output, axis);
-    dispatchFloat(output.dtype(), [&](auto zero) {
+    OutputGradOperands t =
+        checkOutputGradOperands(gradOutputDesc, outputDesc, gradInputDesc);
+    AxisSplit split = splitAtAxis(t.output, axis);
+    dispatchFloat(t.output.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      softmaxGrad(gradOutput.data<T>(), output.data<T>(), gradInput.data<T>(),
-                  split, log);
+      softmaxGrad(t.gradOutput.data<T>(), t.output.data<T>(),
+                  t.gradInput.data<T>(), split, log);
     });
   });
 }
@@ -80,15 +73,10 @@ void softmaxCrossEntropyGrad(const T *gradLoss, const T *logits,
                              ? gradLoss[0]
                              : gradLoss[0] / double(rows);
     const T *row = logits + r * classes;
-    double max = -std::numeric_limits<double>::infinity();
-    for (int64_t c = 0; c < classes; ++c)
-      max = std::max(max, double(row[c]));
-    double sumExp = 0;
-    for (int64_t c = 0; c < classes; ++c)
-      sumExp += std::exp(row[c] - max);
+    const SliceStats<T> stats(row, classes, 1);
     T *gradRow = gradLogits + r * classes;
     for (int64_t c = 0; c < classes; ++c) {
-      const double probability = std::exp(row[c] - max) / sumExp;
+      const double probability = std::exp(row[c] - stats.max) / stats.sumExp;
       gradRow[c] = T((probability - (c == labels[r] ? 1.0 : 0.0)) * scale);
     }
   }
@@ -126,14 +114,7 @@ extern "C" fluid_status fluid_cpu_softmax_cross_entropy_grad(
     const int64_t rows = logits.dim(0), classes = logits.dim(1);
     requireShape(labels, {rows});
     requireDtype(gradLoss, logits);
-    if (reduction == FLUID_REDUCTION_NONE)
-      requireShape(gradLoss, {rows});
-    else if (reduction == FLUID_REDUCTION_MEAN ||
-             reduction == FLUID_REDUCTION_SUM)
-      requireShape(gradLoss, {});
-    else
-      fail("unknown reduction " + std::to_string(reduction) +
-           " (expected 0 mean, 1 sum or 2 none)");
+    requireLossShape(gradLoss, rows, reduction);
     requireDtype(gradLogits, logits);
     requireShape(gradLogits, logits.shape);
     std::vector<int64_t> labelValues = readClassLabels(labels, classes);

@@ -2,6 +2,8 @@
 
 #include "TensorChecks.h"
 
+#include "fluid/runtime/CpuKernels.h"
+
 using namespace fluid::rt;
 using namespace fluid::rt::cpu;
 
@@ -116,6 +118,30 @@ void cpu::requireParams(const void *params) {
     fail("params is null");
 }
 
+OutputGradOperands
+cpu::checkOutputGradOperands(const fluid_tensor *gradOutputDesc,
+                             const fluid_tensor *outputDesc,
+                             const fluid_tensor *gradInputDesc) {
+  OutputGradOperands t{checkTensor(gradOutputDesc, "grad_output"),
+                       checkTensor(outputDesc, "output"),
+                       checkTensor(gradInputDesc, "grad_input")};
+  requireFloat(t.output);
+  requireDtype(t.gradOutput, t.output);
+  requireDtype(t.gradInput, t.output);
+  requireShape(t.gradOutput, t.output.shape);
+  requireShape(t.gradInput, t.output.shape);
+  return t;
+}
+
+void cpu::checkOptionalBias(const fluid_tensor *biasDesc,
+                            const CheckedTensor &input, int64_t channels) {
+  if (!biasDesc)
+    return;
+  CheckedTensor bias = checkTensor(biasDesc, "bias");
+  requireDtype(bias, input);
+  requireShape(bias, {channels});
+}
+
 AxisSplit cpu::splitAtAxis(const CheckedTensor &t, int64_t axis) {
   if (axis < 0 || axis >= t.rank())
     fail("axis " + std::to_string(axis) + " is outside [0, " +
@@ -130,11 +156,15 @@ AxisSplit cpu::splitAtAxis(const CheckedTensor &t, int64_t axis) {
   return split;
 }
 
-std::vector<int64_t> cpu::readClassLabels(const CheckedTensor &labels,
-                                          int64_t classes) {
+void cpu::requireClassLabelDtype(const CheckedTensor &labels) {
   if (labels.dtype() != FLUID_I64 && labels.dtype() != FLUID_I32)
     fail(labels.name + " has dtype " + dtypeName(labels.dtype()) +
          "; expected i64 or i32");
+}
+
+std::vector<int64_t> cpu::readClassLabels(const CheckedTensor &labels,
+                                          int64_t classes) {
+  requireClassLabelDtype(labels);
   std::vector<int64_t> values(labels.numel);
   for (int64_t i = 0; i < labels.numel; ++i)
     values[i] = labels.dtype() == FLUID_I64 ? labels.data<int64_t>()[i]
@@ -145,4 +175,16 @@ std::vector<int64_t> cpu::readClassLabels(const CheckedTensor &labels,
            std::to_string(i) + " is outside [0, " + std::to_string(classes) +
            ")");
   return values;
+}
+
+void cpu::requireLossShape(const CheckedTensor &loss, int64_t rows,
+                           int32_t reduction) {
+  if (reduction == FLUID_REDUCTION_NONE)
+    requireShape(loss, {rows});
+  else if (reduction == FLUID_REDUCTION_MEAN ||
+           reduction == FLUID_REDUCTION_SUM)
+    requireShape(loss, {});
+  else
+    fail("unknown reduction " + std::to_string(reduction) +
+         " (expected 0 mean, 1 sum or 2 none)");
 }

@@ -64,6 +64,24 @@ void requireFloat(const CheckedTensor &t);
 /// Fails unless the parameter struct pointer is non-null.
 void requireParams(const void *params);
 
+/// The operands of a gradient written in terms of the forward output, of
+/// the forward input's shape (activations, softmax).
+struct OutputGradOperands {
+  CheckedTensor gradOutput, output, gradInput;
+};
+
+/// Checks the descriptors of such a gradient, named grad_output, output and
+/// grad_input: output is float, and grad_output and grad_input have its
+/// dtype and then its shape.
+OutputGradOperands checkOutputGradOperands(const fluid_tensor *gradOutputDesc,
+                                           const fluid_tensor *outputDesc,
+                                           const fluid_tensor *gradInputDesc);
+
+/// Checks the optional bias of conv2d and linear, null for none: the dtype
+/// of `input` and shape [channels].
+void checkOptionalBias(const fluid_tensor *biasDesc, const CheckedTensor &input,
+                       int64_t channels);
+
 /// A tensor seen as [outer, length, inner] around one of its axes.
 struct AxisSplit {
   int64_t outer = 1, length = 1, inner = 1;
@@ -72,10 +90,19 @@ struct AxisSplit {
 /// Splits `t` around `axis`, failing unless axis is in [0, rank).
 AxisSplit splitAtAxis(const CheckedTensor &t, int64_t axis);
 
+/// Fails unless the class labels `labels` are i64 or i32.
+void requireClassLabelDtype(const CheckedTensor &labels);
+
 /// Reads class labels (i64 or i32) as int64, failing unless each is in
 /// [0, classes), with a message naming the row and the value.
 std::vector<int64_t> readClassLabels(const CheckedTensor &labels,
                                      int64_t classes);
+
+/// Fails unless `loss`, a loss over `rows` rows or its gradient, has the
+/// shape `reduction` (a fluid_loss_reduction) gives it: [rows] for none,
+/// [] for mean and sum.
+void requireLossShape(const CheckedTensor &loss, int64_t rows,
+                      int32_t reduction);
 
 /// Calls `body(T{})` with T the C++ type of the float dtype `dtype`
 /// (already checked by requireFloat).
