@@ -2,16 +2,30 @@
 
 #include "fluid/Interpreter/Interpreter.h"
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 #include "fluid/runtime/CpuGradKernels.h"
 #include "fluid/runtime/CpuKernels.h"
 #include "fluid/runtime/CpuOptimizerKernels.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cstring>
+
 using namespace mlir;
 using namespace mlir::fluid;
 
 namespace {
+
+/// The tensor type of a tensor value or of a buffer (the interpreter holds
+/// both the same way), or null.
+static RankedTensorType tensorTypeOf(Type type) {
+  if (auto memref = dyn_cast<MemRefType>(type))
+    return memref.hasStaticShape()
+               ? RankedTensorType::get(memref.getShape(),
+                                       memref.getElementType())
+               : RankedTensorType();
+  return dyn_cast<RankedTensorType>(type);
+}
 
 /// Runs one function: the values computed so far, and the ops' kernels.
 class FunctionRun {
@@ -23,6 +37,9 @@ public:
 
 private:
   LogicalResult execute(Operation *op);
+  /// Runs `op` if it is a buffer-level op (fluid_rt, memref); sets
+  /// `handled` accordingly.
+  LogicalResult executeBufferOp(Operation *op, bool &handled);
 
   /// The value of `v` as a runtime descriptor (valid while `v` is live).
   fluid_tensor in(Value v) { return values.lookup(v).descriptor(); }
@@ -41,7 +58,10 @@ private:
 };
 
 FailureOr<HostTensor> FunctionRun::allocate(Value v) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
+  // A launch's results are its output buffers, mapped before it runs.
+  if (HostTensor preset = values.lookup(v); !preset.isNull())
+    return preset;
+  auto type = tensorTypeOf(v.getType());
   Operation *op = v.getDefiningOp();
   if (!type)
     return op->emitError() << "the interpreter cannot hold a value of type "
@@ -174,6 +194,56 @@ static fluid_avg_pool2d_params avgPoolParams(AvgPoolLikeOp op) {
   return p;
 }
 
+LogicalResult FunctionRun::executeBufferOp(Operation *op, bool &handled) {
+  handled = true;
+  if (isa<memref::AllocOp>(op))
+    return success(succeeded(allocate(op->getResult(0))));
+  if (auto ref = dyn_cast<fluid_rt::ParamRefOp>(op)) {
+    // The parameter's own storage: launches and copies write into it.
+    HostTensor value = params.lookup(ref.getName());
+    if (value.isNull() || !value.matches(tensorTypeOf(ref.getType())))
+      return op->emitError() << "parameter @" << ref.getName()
+                             << " has no value of type " << ref.getType();
+    values[ref.getResult()] = value;
+    return success();
+  }
+  if (auto view = dyn_cast<fluid_rt::ViewOp>(op)) {
+    values[view.getResult()] =
+        values.lookup(view.getSource())
+            .withShape(cast<MemRefType>(view.getType()).getShape());
+    return success();
+  }
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    HostTensor from = values.lookup(copy.getSource()),
+               to = values.lookup(copy.getTarget());
+    std::memcpy(to.data(), from.data(), from.getByteSize());
+    return success();
+  }
+  if (auto launch = dyn_cast<fluid_rt::LaunchOp>(op)) {
+    // Run the tensor-level op the launch stands for, on the launch's
+    // buffers: its operands read the inputs, its results are the outputs.
+    Block arguments;
+    Operation *tensorOp = launch.buildTensorOp(arguments);
+    if (!tensorOp)
+      return failure();
+    for (auto [arg, input] :
+         llvm::zip(arguments.getArguments(), launch.getInputs()))
+      values[arg] = values.lookup(input);
+    for (auto [result, output] :
+         llvm::zip(tensorOp->getResults(), launch.getOutputs()))
+      values[result] = values.lookup(output);
+    LogicalResult ran = execute(tensorOp);
+    for (Value v : arguments.getArguments())
+      values.erase(v);
+    for (Value v : tensorOp->getResults())
+      values.erase(v);
+    tensorOp->destroy();
+    return ran;
+  }
+  handled = false;
+  return success();
+}
+
 LogicalResult FunctionRun::execute(Operation *op) {
   // Ops that produce no new memory.
   if (auto get = dyn_cast<GetParamOp>(op)) {
@@ -197,6 +267,11 @@ LogicalResult FunctionRun::execute(Operation *op) {
         values.lookup(op->getOperand(0)).withShape(type.getShape());
     return success();
   }
+  bool handled = false;
+  if (failed(executeBufferOp(op, handled)))
+    return failure();
+  if (handled)
+    return success();
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
     for (Value v : ret.getOperands())
       results.push_back(values.lookup(v));
@@ -471,7 +546,7 @@ FailureOr<SmallVector<HostTensor>> FunctionRun::run(func::FuncOp func,
            << "@" << func.getSymName() << " takes " << body.getNumArguments()
            << " arguments, got " << args.size();
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    RankedTensorType type = tensorTypeOf(arg.getType());
     if (!type || !args[i].matches(type))
       return func.emitError()
              << "argument #" << i << " of @" << func.getSymName() << " must be "

@@ -8,10 +8,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 #include "fluid/Passes/Passes.h"
 #include "fluid/Support/InputGuards.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -24,7 +26,8 @@ using namespace mlir;
 
 int main(int argc, char **argv) {
   DialectRegistry registry;
-  registry.insert<fluid::FluidDialect, func::FuncDialect>();
+  registry.insert<fluid::FluidDialect, fluid_rt::FluidRtDialect,
+                  func::FuncDialect, memref::MemRefDialect>();
   registerCanonicalizerPass();
   registerCSEPass();
   registerSymbolDCEPass();

@@ -13,12 +13,14 @@
 
 #include "fluid/Dialect/Fluid/IR/EntryPoint.h"
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 #include "fluid/Interpreter/Interpreter.h"
 #include "fluid/Support/ProgramLoader.h"
 #include "fluid/runtime/Init.h"
 #include "fluid/runtime/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -71,12 +73,12 @@ static cl::opt<std::string> saveParams(
              "statistics, or freshly initialized weights) to a safetensors "
              "file"),
     cl::value_desc("FILE.safetensors"), cl::cat(runCategory));
-static cl::opt<unsigned> repeat(
-    "repeat",
-    cl::desc("Run the function N times on the same inputs, parameters "
-             "carrying over (e.g. N training steps); prints every run's "
-             "outputs, prefixed 'run K:'"),
-    cl::init(1), cl::cat(runCategory));
+static cl::opt<unsigned>
+    repeat("repeat",
+           cl::desc("Run the function N times on the same inputs, parameters "
+                    "carrying over (e.g. N training steps); prints every run's "
+                    "outputs, prefixed 'run K:'"),
+           cl::init(1), cl::cat(runCategory));
 static cl::opt<unsigned>
     printCount("print-values",
                cl::desc("How many leading values of each output to print"),
@@ -98,11 +100,27 @@ static std::string argumentName(func::FuncOp func, unsigned index) {
 }
 
 /// The class count of the loss that reads `arg` as labels, if any.
+/// The tensor type of argument `index`; a bufferized function's memref
+/// arguments are tensors of the same shape to fluid-run.
+static RankedTensorType argumentType(func::FuncOp func, unsigned index) {
+  Type type = func.getArgumentTypes()[index];
+  if (auto memref = dyn_cast<MemRefType>(type))
+    return RankedTensorType::get(memref.getShape(), memref.getElementType());
+  return dyn_cast<RankedTensorType>(type);
+}
+
+/// The class count of the loss that reads `arg` as labels, if any.
 static std::optional<int64_t> labelClasses(BlockArgument arg) {
-  for (Operation *user : arg.getUsers())
+  for (Operation *user : arg.getUsers()) {
     if (auto loss = dyn_cast<SoftmaxCrossEntropyOp>(user))
       if (loss.getLabels() == arg)
         return loss.getLogits().getType().getDimSize(1);
+    // The same loss at the buffer level: inputs (logits, labels).
+    if (auto launch = dyn_cast<fluid_rt::LaunchOp>(user))
+      if (launch.getKernel() == "softmax_cross_entropy" &&
+          launch.getInputs().size() == 2 && launch.getInputs()[1] == arg)
+        return cast<MemRefType>(launch.getInputs()[0].getType()).getDimSize(1);
+  }
   return std::nullopt;
 }
 
@@ -110,7 +128,7 @@ static std::optional<int64_t> labelClasses(BlockArgument arg) {
 /// over [0, classes).
 static llvm::Expected<HostTensor> generateInput(func::FuncOp func,
                                                 unsigned index) {
-  auto type = cast<RankedTensorType>(func.getArgumentTypes()[index]);
+  RankedTensorType type = argumentType(func, index);
   std::string name = argumentName(func, index);
   llvm::Expected<HostTensor> tensor =
       HostTensor::allocate(type, "input '" + name + "'");
@@ -180,7 +198,7 @@ static llvm::Error readInputs(func::FuncOp func,
     if (fluid_npy_read(path.str().c_str(), &descriptor) != FLUID_OK)
       return llvm::createStringError(fluid_last_error());
     HostTensor tensor = HostTensor::adoptNpy(descriptor);
-    auto type = cast<RankedTensorType>(func.getArgumentTypes()[*index]);
+    RankedTensorType type = argumentType(func, *index);
     if (!tensor.matches(type)) {
       std::string expected;
       llvm::raw_string_ostream(expected) << type;
@@ -239,7 +257,8 @@ int main(int argc, char **argv) {
       "backend\n");
 
   MLIRContext context;
-  context.loadDialect<FluidDialect, func::FuncDialect>();
+  context.loadDialect<FluidDialect, fluid_rt::FluidRtDialect, func::FuncDialect,
+                      memref::MemRefDialect>();
   ProgramLoader loader(context, "fluid-run");
   OwningOpRef<ModuleOp> module = loader.load(inputFilename);
   if (!module)
@@ -268,8 +287,9 @@ int main(int argc, char **argv) {
     }
   }
 
-  for (Type type : func.getArgumentTypes())
-    if (!isFluidTensor(type)) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (Type type = func.getArgumentTypes()[i];
+        !isFluidTensor(argumentType(func, i))) {
       std::string name;
       llvm::raw_string_ostream(name) << type;
       return fail("@" + func.getSymName() + " takes an argument of type " +

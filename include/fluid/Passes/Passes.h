@@ -3,6 +3,9 @@
 #ifndef FLUID_PASSES_PASSES_H
 #define FLUID_PASSES_PASSES_H
 
+#include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -114,4 +114,28 @@ def FluidAppendOptimizer : Pass<"fluid-append-optimizer", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::fluid::FluidDialect"];
 }
 
+def FluidBufferize : Pass<"fluid-bufferize", "::mlir::ModuleOp"> {
+  let summary = "Move every function from tensors to buffers and kernel launches";
+  let description = [{
+    The baseline bufferization, without any memory optimization (the "no
+    optimization" row of the seed's memory table):
+
+    - `fluid.get_param` becomes `fluid_rt.param_ref`, the parameter's
+      persistent buffer (copied into a buffer of its own when the value is
+      still read after a `fluid.set_param` of that parameter);
+    - `fluid.set_param` becomes a `memref.copy` into the persistent buffer;
+    - `fluid.reshape` and `fluid.flatten` become `fluid_rt.view`s;
+    - every other op becomes one `fluid_rt.launch` of its kernel, writing
+      results into fresh `memref.alloc` buffers (constants are launches of
+      the `constant` kernel);
+    - arguments and results become memrefs; a result that is a parameter's
+      buffer is returned as a copy.
+
+    Nothing is freed: `--fluid-insert-frees` and `--fluid-plan-memory` come
+    after, and in-place updates of parameters are a pass of their own.
+  }];
+  let dependentDialects = ["::mlir::fluid_rt::FluidRtDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // FLUID_PASSES_TD

@@ -1,0 +1,99 @@
+//===- FluidRtOps.cpp - The buffer-level fluid_rt dialect -----------------===//
+//
+// A launch is checked by the op it runs: the tensor-level op is rebuilt,
+// detached, on the buffers' shapes and verified, so every shape rule of the
+// fluid dialect also guards the buffer level.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+using namespace mlir::fluid_rt;
+
+#include "fluid/Dialect/FluidRt/IR/FluidRtOpsDialect.cpp.inc"
+
+void FluidRtDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "fluid/Dialect/FluidRt/IR/FluidRtOps.cpp.inc"
+      >();
+}
+
+static RankedTensorType tensorTypeOf(Type memref) {
+  auto type = cast<MemRefType>(memref);
+  return RankedTensorType::get(type.getShape(), type.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// ParamRefOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Operation *symbol = symbolTable.lookupNearestSymbolFrom(*this, getNameAttr());
+  auto param = dyn_cast_or_null<fluid::ParamOp>(symbol);
+  if (!param)
+    return emitOpError() << "refers to " << getNameAttr()
+                         << ", which is not a fluid.param";
+  if (param.getTensorType() != tensorTypeOf(getType()))
+    return emitOpError() << "buffer type " << getType()
+                         << " does not match parameter " << getNameAttr()
+                         << " of type " << param.getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LaunchOp
+//===----------------------------------------------------------------------===//
+
+Operation *LaunchOp::buildTensorOp(Block &arguments) {
+  MLIRContext *context = getContext();
+  OperationName name(("fluid." + getKernel()).str(), context);
+  if (!name.isRegistered() || getKernel() == "param" ||
+      getKernel() == "get_param" || getKernel() == "set_param") {
+    emitOpError() << "has no kernel '" << getKernel() << "'";
+    return nullptr;
+  }
+  OperationState state(getLoc(), name);
+  for (Value input : getInputs())
+    state.operands.push_back(
+        arguments.addArgument(tensorTypeOf(input.getType()), getLoc()));
+  for (Value output : getOutputs())
+    state.types.push_back(tensorTypeOf(output.getType()));
+  state.attributes.append(getParams().getValue());
+  return Operation::create(state);
+}
+
+LogicalResult LaunchOp::verify() {
+  Block arguments;
+  Operation *op = buildTensorOp(arguments);
+  if (!op)
+    return failure();
+  LogicalResult valid = mlir::verify(op, /*verifyRecursively=*/false);
+  op->destroy();
+  if (failed(valid))
+    return emitOpError() << "is not a valid '" << getKernel()
+                         << "' on these buffers";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ViewOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ViewOp::verify() {
+  auto source = cast<MemRefType>(getSource().getType());
+  auto result = cast<MemRefType>(getType());
+  if (source.getElementType() != result.getElementType() ||
+      source.getNumElements() != result.getNumElements())
+    return emitOpError() << "cannot view " << source << " as " << result;
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "fluid/Dialect/FluidRt/IR/FluidRtOps.cpp.inc"
