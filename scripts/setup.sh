@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Fluid needs on Debian 12 (run as root, or with sudo present):
-# the build tools, MLIR/LLVM 22, and Debian's PyTorch (the tests' oracle).
+# the build tools, MLIR/LLVM 22, ONNX with its backend test data (for
+# fluid-import-onnx), and Debian's PyTorch (the tests' oracle).
 # Quiet and idempotent: when everything is installed it runs apt not at all.
 # CUDA is optional: when /usr/local/cuda exists the cuda backend is built.
 set -euo pipefail
@@ -9,6 +10,7 @@ packages=(
   build-essential cmake ninja-build ccache git python3 python3-numpy
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   python3-torch python3-torchvision zlib1g-dev dataset-fashion-mnist
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
 )
 
 missing=()

@@ -1,0 +1,271 @@
+# The ONNX backend node tests (Debian's libonnx-testdata) of every operator
+# that fluid-import-onnx imports: each test's model.onnx is imported, run on
+# the cpu backend with fluid-run on test_data_set_0's inputs, and compared
+# with its expected outputs (rtol 1e-3, atol 1e-5; integers exactly). A test
+# is skipped only for a reason listed in SKIPS, and the import must fail
+# with the error that reason names, so the list cannot go stale. The run
+# regenerates docs/onnx-conformance.md and fails if the committed table
+# differs; `conformance.py --write-table` updates it.
+#
+# Integer graph inputs (Reshape's shape, Unsqueeze's axes, Gather's indices)
+# are given to the importer as initializers holding the test's values:
+# fluid programs are statically shaped, so these must be known at import
+# time, as they are in exported models.
+#
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %python %s --work %t
+
+import argparse
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+NODE_TESTS = "/usr/share/libonnx-testdata/data/node"
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TABLE = os.path.join(ROOT, "docs", "onnx-conformance.md")
+RTOL, ATOL = 1e-3, 1e-5
+
+# The operators fluid-import-onnx imports, as its --help lists them.
+OPERATORS = [
+    "Add", "AveragePool", "BatchNormalization", "Concat", "Constant", "Conv",
+    "Div", "Flatten", "Gather", "Gemm", "GlobalAveragePool", "Identity",
+    "LogSoftmax", "MatMul", "MaxPool", "Mul", "Relu", "Reshape", "Shape",
+    "Sigmoid", "Softmax", "Sub", "Tanh", "Unsqueeze",
+]
+
+_UINT8 = ("UINT8 elements: fluid computes in FLOAT and DOUBLE",
+          "element type UINT8")
+_EXPANDED = ("the expanded function body uses ReduceMax, which the importer "
+             "does not support", "operator 'ReduceMax' is not supported")
+
+# test name: (reason, a part of the importer's error message).
+SKIPS = {
+    "test_add_uint8": _UINT8,
+    "test_sub_uint8": _UINT8,
+    "test_mul_uint8": _UINT8,
+    "test_div_uint8": _UINT8,
+    "test_maxpool_2d_uint8": _UINT8,
+    "test_averagepool_3d_default": (
+        "3-D pooling: fluid pools 1-D and 2-D images",
+        "only 1-D and 2-D pooling is supported"),
+    "test_maxpool_3d_default": (
+        "3-D pooling: fluid pools 1-D and 2-D images",
+        "only 1-D and 2-D pooling is supported"),
+    "test_maxpool_with_argmax_2d_precomputed_pads": (
+        "the Indices output is not supported",
+        "the Indices of the maxima) is not supported"),
+    "test_maxpool_with_argmax_2d_precomputed_strides": (
+        "storage_order = 1 (and the Indices output) are not supported",
+        "attribute 'storage_order' = 1 is not supported"),
+    "test_batchnorm_epsilon_training_mode": (
+        "training_mode = 1: ONNX's running variance is the biased batch "
+        "variance, fluid's (PyTorch's) the unbiased one; use --loss for "
+        "training", "attribute 'training_mode' = 1 is not supported"),
+    "test_batchnorm_example_training_mode": (
+        "training_mode = 1: ONNX's running variance is the biased batch "
+        "variance, fluid's (PyTorch's) the unbiased one; use --loss for "
+        "training", "attribute 'training_mode' = 1 is not supported"),
+    "test_identity_opt": (
+        "optional-typed input: fluid values are tensors",
+        "is of optional type"),
+    "test_identity_sequence": (
+        "sequence-typed input: fluid values are tensors",
+        "is of sequence type"),
+    **{f"test_{op}_{case}_expanded": _EXPANDED
+       for op in ("softmax", "logsoftmax")
+       for case in ("axis_0", "axis_1", "axis_2", "default_axis",
+                    "large_number", "negative_axis")},
+    "test_softmax_example_expanded": _EXPANDED,
+    "test_logsoftmax_example_1_expanded": _EXPANDED,
+}
+
+
+def discover():
+    """{test name: operator} for the node tests of OPERATORS; an expanded
+    test (a function's body) belongs to the operator of its base test."""
+    ops = {}
+    for name in sorted(os.listdir(NODE_TESTS)):
+        model = onnx.load(os.path.join(NODE_TESTS, name, "model.onnx"))
+        if len(model.graph.node) == 1:
+            ops[name] = model.graph.node[0].op_type
+    tests = {}
+    for name in sorted(os.listdir(NODE_TESTS)):
+        op = ops.get(name)
+        if op is None and name.endswith("_expanded"):
+            op = ops.get(name[:-len("_expanded")])
+        if op in OPERATORS:
+            tests[name] = op
+    return tests
+
+
+def bind_integer_inputs(model, case):
+    """Turns integer graph inputs into initializers with the test's values;
+    returns the remaining inputs' indices in test_data_set_0."""
+    kept = []
+    for index in reversed(range(len(model.graph.input))):
+        value = model.graph.input[index]
+        elem = value.type.tensor_type.elem_type if value.type.HasField(
+            "tensor_type") else 0
+        if elem in (onnx.TensorProto.INT64, onnx.TensorProto.INT32):
+            tensor = onnx.load_tensor(
+                os.path.join(case, "test_data_set_0", f"input_{index}.pb"))
+            tensor.name = value.name
+            model.graph.initializer.append(tensor)
+            del model.graph.input[index]
+        else:
+            kept.insert(0, index)
+    return kept
+
+
+def run_case(name, work):
+    """'pass', or ('fail' | 'import-error', message)."""
+    case = os.path.join(NODE_TESTS, name)
+    out = os.path.join(work, name)
+    os.makedirs(out, exist_ok=True)
+    model = onnx.load(os.path.join(case, "model.onnx"))
+    kept = bind_integer_inputs(model, case)
+    model_path = os.path.join(out, "model.onnx")
+    onnx.save(model, model_path)
+    program = os.path.join(out, "model.mlir")
+    imported = subprocess.run(
+        ["fluid-import-onnx", model_path, "-o", program],
+        capture_output=True, text=True)
+    if imported.returncode != 0:
+        return "import-error", imported.stderr.strip()
+
+    command = ["fluid-run", program, "--entry", "forward", "--params",
+               os.path.join(out, "model.safetensors"), "--save-outputs",
+               os.path.join(out, "outputs")]
+    for position, index in enumerate(kept):
+        tensor = onnx.load_tensor(
+            os.path.join(case, "test_data_set_0", f"input_{index}.pb"))
+        path = os.path.join(out, f"input{position}.npy")
+        np.save(path, numpy_helper.to_array(tensor))
+        command += ["--input", f"{position}={path}"]
+    ran = subprocess.run(command, capture_output=True, text=True)
+    if ran.returncode != 0:
+        return "fail", "fluid-run: " + ran.stderr.strip()
+
+    problems = []
+    for index, output in enumerate(model.graph.output):
+        expected = numpy_helper.to_array(onnx.load_tensor(
+            os.path.join(case, "test_data_set_0", f"output_{index}.pb")))
+        ours = np.load(os.path.join(out, "outputs", f"output{index}.npy"))
+        if ours.shape != expected.shape or ours.dtype != expected.dtype:
+            problems.append(f"output {output.name}: {ours.dtype}"
+                            f"{list(ours.shape)} vs expected "
+                            f"{expected.dtype}{list(expected.shape)}")
+        elif not np.allclose(ours, expected, rtol=RTOL, atol=ATOL):
+            worst = np.abs(ours.astype(np.float64) - expected).max()
+            problems.append(f"output {output.name}: max |diff| {worst:.3g}")
+    return ("fail", "; ".join(problems)) if problems else "pass"
+
+
+def make_table(tests, outcomes):
+    """The markdown of docs/onnx-conformance.md."""
+    lines = [
+        "# ONNX conformance of fluid-import-onnx",
+        "",
+        "Generated by `test/Onnx/conformance.py --write-table`; the lit test "
+        "fails when this file",
+        "is not what the run produces. Every node test of Debian's "
+        "`libonnx-testdata` (ONNX 1.12)",
+        "whose operator `fluid-import-onnx` imports is imported, run on the "
+        "cpu backend with",
+        "`fluid-run` and compared with its expected outputs (rtol 1e-3, atol "
+        "1e-5; integers",
+        "exactly), or skipped for the reason given. An expanded test (the "
+        "operator's function",
+        "body) counts for its operator. Integer graph inputs (Reshape's "
+        "shape, Unsqueeze's axes,",
+        "Gather's indices) are bound to the test's values as initializers: "
+        "fluid programs are",
+        "statically shaped, so these must be known at import time.",
+        "",
+        "| Operator | Passed | Skipped |",
+        "|---|---:|---:|",
+    ]
+    total_passed = total_skipped = 0
+    for op in OPERATORS:
+        names = [n for n, o in tests.items() if o == op]
+        passed = sum(outcomes[n] == "pass" for n in names)
+        skipped = sum(n in SKIPS for n in names)
+        total_passed += passed
+        total_skipped += skipped
+        lines.append(f"| {op} | {passed} | {skipped} |")
+    lines.append(f"| **all** | **{total_passed}** | **{total_skipped}** |")
+    lines += ["", "## Skipped tests", "",
+              "| Test | Operator | Reason |", "|---|---|---|"]
+    for name in sorted(n for n in tests if n in SKIPS):
+        lines.append(f"| `{name}` | {tests[name]} | {SKIPS[name][0]} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description="Runs the ONNX node tests of the supported operators.")
+    parser.add_argument("--work", default="/tmp/fluid-onnx-conformance")
+    parser.add_argument("--write-table", action="store_true",
+                        help="write docs/onnx-conformance.md")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+
+    help_text = " ".join(subprocess.run(
+        ["fluid-import-onnx", "--help"], capture_output=True, text=True,
+        check=True).stdout.split())
+    listed = re.search(r"Supported operators: (.*?)\. ", help_text).group(1)
+    if listed.split(", ") != OPERATORS:
+        print(f"FAIL fluid-import-onnx supports {listed}; update OPERATORS")
+        return 1
+
+    tests = discover()
+    unknown = sorted(set(SKIPS) - set(tests))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        results = dict(zip(tests, pool.map(
+            lambda name: run_case(name, args.work), tests)))
+
+    problems, outcomes = [], {}
+    for name, result in results.items():
+        if name in SKIPS:
+            reason, message = SKIPS[name]
+            outcomes[name] = "skip"
+            if result == "pass":
+                problems.append(f"{name} passes: remove it from SKIPS")
+            elif message and message not in result[1]:
+                problems.append(f"{name} is skipped for '{reason}', but "
+                                f"fails with: {result[1]}")
+            continue
+        outcomes[name] = "pass" if result == "pass" else "fail"
+        if result != "pass":
+            problems.append(f"{name} ({tests[name]}): {result[0]}: "
+                            f"{result[1]}")
+    problems += [f"SKIPS names {name}, which is no node test of a supported "
+                 "operator" for name in unknown]
+
+    table = make_table(tests, outcomes)
+    if args.write_table:
+        with open(TABLE, "w") as f:
+            f.write(table)
+    else:
+        current = open(TABLE).read() if os.path.exists(TABLE) else ""
+        if current != table:
+            problems.append(f"{TABLE} is out of date: run "
+                            "test/Onnx/conformance.py --write-table")
+
+    passed = sum(o == "pass" for o in outcomes.values())
+    skipped = sum(o == "skip" for o in outcomes.values())
+    print(f"{len(tests)} node tests: {passed} passed, {skipped} skipped, "
+          f"{len(tests) - passed - skipped} failed")
+    for problem in problems:
+        print("FAIL " + problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+//===- OnnxImporter.h - Builds a fluid program from an ONNX graph -*- C++
+//-*-===//
+//
+// Turns an ONNX model (read by OnnxReader.cpp into plain structures) into a
+// fluid module:
+// - float initializers that the graph computes with become `fluid.param`s
+//   named as in the graph (batch-norm running statistics are not
+//   trainable); integer initializers are compile-time constants;
+// - graph inputs become the arguments of `@forward`, which returns the graph
+//   outputs, with batch norm in inference form;
+// - with a loss, `@loss` takes the same arguments plus the labels and
+//   returns the mean softmax cross-entropy of the graph's single output,
+//   with batch norm in training form writing back its running statistics.
+//
+// Shapes are static: dynamic batch dimensions of the inputs take the given
+// batch size; every other dimension follows from fluid's shape rules, and
+// shape computations on known values (Shape, Gather, Unsqueeze, Concat,
+// integer arithmetic) are folded. Errors are emitted as MLIR diagnostics,
+// prefixed with the node they concern; nothing aborts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLUID_TOOLS_FLUID_IMPORT_ONNX_ONNXIMPORTER_H
+#define FLUID_TOOLS_FLUID_IMPORT_ONNX_ONNXIMPORTER_H
+
+#include "OnnxModel.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <vector>
+
+namespace mlir::fluid::onnx_import {
+
+struct ImportOptions {
+  /// The size of dynamic batch dimensions (dimension 0 of graph inputs).
+  std::optional<int64_t> batch;
+  /// Whether to add `@loss`: softmax cross-entropy against integer labels.
+  bool softmaxCrossEntropyLoss = false;
+  /// How errors are prefixed: "TOOL: error: MODEL: ...".
+  std::string toolName = "fluid-import-onnx";
+  std::string modelName;
+};
+
+struct ImportedProgram {
+  OwningOpRef<ModuleOp> module;
+  /// The initializers that became `fluid.param`s, in declaration order;
+  /// their values go into the parameter file.
+  std::vector<const ::fluid::onnx_model::Tensor *> params;
+};
+
+/// Imports `model`; on failure, every error has been printed to standard
+/// error and the result is null.
+ImportedProgram importModel(MLIRContext &context,
+                            const ::fluid::onnx_model::Model &model,
+                            const ImportOptions &options);
+
+/// The ONNX operators the importer supports, sorted, comma-separated.
+std::string getSupportedOperators();
+
+} // namespace mlir::fluid::onnx_import
+
+#endif // FLUID_TOOLS_FLUID_IMPORT_ONNX_ONNXIMPORTER_H

@@ -1,0 +1,266 @@
+//===- fluid-import-onnx.cpp - Imports an ONNX model as a fluid program ---===//
+//
+//   fluid-import-onnx MODEL.onnx [-o OUT.mlir] [--batch N]
+//                     [--loss softmax_cross_entropy]
+//                     [--params-out FILE.safetensors]
+//
+// Writes the fluid program and, next to it, the values of its parameters
+// (the graph's initializers) as safetensors. Both files are written in full
+// or not at all.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporter.h"
+#include "OnnxModel.h"
+
+#include "fluid/runtime/Safetensors.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+namespace om = ::fluid::onnx_model;
+
+static cl::OptionCategory toolOptions("fluid-import-onnx options");
+
+static cl::opt<std::string> inputFilename(cl::Positional,
+                                          cl::desc("<model.onnx>"),
+                                          cl::cat(toolOptions));
+static cl::opt<std::string> outputFilename(
+    "o",
+    cl::desc("Output program (default: standard output); written in full or "
+             "not at all"),
+    cl::value_desc("file.mlir"), cl::init("-"), cl::cat(toolOptions));
+static cl::opt<int64_t>
+    batchSize("batch",
+              cl::desc("Size of the inputs' dynamic batch dimension "
+                       "(dimension 0); other dimensions must be static"),
+              cl::value_desc("n"), cl::cat(toolOptions));
+static cl::opt<std::string>
+    lossName("loss",
+             cl::desc("Also emit @loss, the training entry point: "
+                      "softmax_cross_entropy of the single output"),
+             cl::value_desc("softmax_cross_entropy"), cl::cat(toolOptions));
+static cl::opt<std::string> paramsOut(
+    "params-out",
+    cl::desc("Where the parameters' values go (default: the output file with "
+             "the extension .safetensors)"),
+    cl::value_desc("file.safetensors"), cl::cat(toolOptions));
+static cl::opt<bool> printDebugInfo(
+    "mlir-print-debuginfo",
+    cl::desc("Print each op's location: the ONNX node it comes from"),
+    cl::cat(toolOptions));
+
+static llvm::raw_ostream &error() {
+  return llvm::errs() << "fluid-import-onnx: error: ";
+}
+
+/// Writes the parameters' values (little-endian f32/f64, as in the model).
+static bool writeParams(ArrayRef<const om::Tensor *> params, StringRef path) {
+  fluid_safetensors_writer *raw = nullptr;
+  if (fluid_safetensors_writer_create(&raw) != FLUID_OK) {
+    error() << "cannot write parameters: " << fluid_last_error() << "\n";
+    return false;
+  }
+  std::unique_ptr<fluid_safetensors_writer,
+                  decltype(&fluid_safetensors_writer_free)>
+      writer(raw, &fluid_safetensors_writer_free);
+  // The writer keeps the descriptors until it writes.
+  std::vector<fluid_tensor> descriptors(params.size());
+  for (auto [tensor, descriptor] : llvm::zip(params, descriptors)) {
+    descriptor.data = const_cast<uint8_t *>(tensor->bytes.data());
+    descriptor.dtype =
+        tensor->type == om::DataType::Double ? FLUID_F64 : FLUID_F32;
+    descriptor.rank = static_cast<int32_t>(tensor->dims.size());
+    llvm::copy(tensor->dims, descriptor.shape);
+    if (fluid_safetensors_writer_add(writer.get(), tensor->name.c_str(),
+                                     &descriptor) != FLUID_OK) {
+      error() << "cannot write parameter '" << tensor->name
+              << "': " << fluid_last_error() << "\n";
+      return false;
+    }
+  }
+  if (fluid_safetensors_writer_write(writer.get(), path.str().c_str()) !=
+      FLUID_OK) {
+    error() << "cannot write parameters: " << fluid_last_error() << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// Writes `module` to `path` ("-": standard output); a file appears under a
+/// temporary name and is renamed once complete.
+static bool writeModule(ModuleOp module, StringRef path) {
+  OpPrintingFlags flags;
+  if (printDebugInfo)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  if (path == "-") {
+    llvm::raw_fd_ostream &os = llvm::outs();
+    module->print(os, flags);
+    os.flush();
+    if (std::error_code ec = os.error()) {
+      os.clear_error();
+      error() << "cannot write to standard output: " << ec.message() << "\n";
+      return false;
+    }
+    return true;
+  }
+  llvm::Expected<llvm::sys::fs::TempFile> temp =
+      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
+  if (!temp) {
+    error() << "cannot write '" << path
+            << "': " << llvm::toString(temp.takeError()) << "\n";
+    return false;
+  }
+  std::error_code writeError;
+  {
+    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    module->print(os, flags);
+    os.flush();
+    writeError = os.error();
+    os.clear_error();
+  }
+  if (writeError) {
+    llvm::consumeError(temp->discard());
+    error() << "cannot write '" << path << "': " << writeError.message()
+            << "\n";
+    return false;
+  }
+  if (llvm::Error renameError = temp->keep(path)) {
+    error() << "cannot write '" << path
+            << "': " << llvm::toString(std::move(renameError)) << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// `text` broken into lines of at most 76 characters at spaces.
+static std::string wrap(StringRef text) {
+  std::string wrapped;
+  size_t column = 0;
+  SmallVector<StringRef> words;
+  text.split(words, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef word : words) {
+    if (column && column + 1 + word.size() > 76) {
+      wrapped += "\n";
+      column = 0;
+    } else if (column) {
+      wrapped += " ";
+      ++column;
+    }
+    wrapped += word.str();
+    column += word.size();
+  }
+  return wrapped + "\n";
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(toolOptions);
+  std::string overview =
+      R"(fluid-import-onnx: import an ONNX model as a fluid program
+
+Reads an ONNX model (opsets 11 to 17) and writes a verified fluid module:
+
+  - every float initializer the graph computes with becomes a fluid.param
+    named as in the graph (e.g. @conv1.weight, @"onnx::Conv_193"), its value
+    written to a safetensors file (fluid-run --params FILE); batch-norm
+    running statistics are trainable = false;
+  - the graph inputs become the arguments of @forward (fluid.name = the
+    input's name), which returns the graph outputs and is the entry point;
+    batch norm is in inference form;
+  - with --loss softmax_cross_entropy, @loss takes the same inputs plus
+    %labels: tensor<Nxi64> {fluid.name = "labels"} and returns the mean
+    cross-entropy of the single [N, C] output; it is the entry point, ready
+    for fluid-opt --fluid-build-training (batch norm in training form,
+    running statistics updated with PyTorch's momentum = 1 - ONNX's).
+
+Shapes are static: a dynamic dimension 0 (the batch) of an input takes
+--batch; any other dynamic dimension is an error. Computations on shapes
+(Shape, Gather, Unsqueeze, Concat, integer Add/Sub/Mul/Div) are folded.
+
+)" +
+      wrap("Supported operators: " +
+           mlir::fluid::onnx_import::getSupportedOperators() +
+           ". Convolution and pooling are 1-D or 2-D; element "
+           "types FLOAT and DOUBLE (INT32 and INT64 for shapes and "
+           "indices).") +
+      R"(
+Examples:
+  fluid-import-onnx resnet18.onnx -o resnet18.mlir
+      (also writes resnet18.safetensors)
+  fluid-run resnet18.mlir --params resnet18.safetensors --input images=x.npy
+  fluid-import-onnx resnet18.onnx --batch 32 --loss softmax_cross_entropy \
+      -o train.mlir && fluid-opt train.mlir --fluid-build-training
+
+Exit status: 0 on success, 1 on any error (an unreadable, malformed or
+truncated file; an unsupported operator, attribute value or element type,
+named with the node's index and name; a dynamic dimension without --batch).
+)";
+  cl::ParseCommandLineOptions(argc, argv, overview);
+
+  if (inputFilename.empty()) {
+    error() << "no model given (fluid-import-onnx MODEL.onnx)\n";
+    return 1;
+  }
+  mlir::fluid::onnx_import::ImportOptions options;
+  options.modelName = inputFilename;
+  if (batchSize.getNumOccurrences()) {
+    if (batchSize < 1) {
+      error() << "--batch must be at least 1, got " << batchSize << "\n";
+      return 1;
+    }
+    options.batch = batchSize;
+  }
+  if (lossName.getNumOccurrences()) {
+    if (lossName != "softmax_cross_entropy") {
+      error() << "unknown --loss '" << lossName
+              << "'; the only loss is softmax_cross_entropy\n";
+      return 1;
+    }
+    options.softmaxCrossEntropyLoss = true;
+  }
+
+  om::Model model;
+  std::string readError;
+  if (!om::readModel(inputFilename, model, readError)) {
+    error() << readError << "\n";
+    return 1;
+  }
+
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  context.printOpOnDiagnostic(false);
+  mlir::fluid::onnx_import::ImportedProgram program =
+      mlir::fluid::onnx_import::importModel(context, model, options);
+  if (!program.module)
+    return 1;
+
+  std::string paramsPath = paramsOut;
+  if (paramsPath.empty() && outputFilename != "-") {
+    SmallString<256> path(outputFilename);
+    llvm::sys::path::replace_extension(path, "safetensors");
+    paramsPath = path.str().str();
+  }
+  if (paramsPath.empty() && !program.params.empty()) {
+    error() << "the program has " << program.params.size()
+            << " parameters; writing it to standard output, pass "
+               "--params-out FILE.safetensors for their values\n";
+    return 1;
+  }
+  if (!paramsPath.empty() && paramsPath == outputFilename) {
+    error() << "the program and its parameters would both be written to '"
+            << paramsPath << "'\n";
+    return 1;
+  }
+  if (!paramsPath.empty() && !writeParams(program.params, paramsPath))
+    return 1;
+  return writeModule(*program.module, outputFilename) ? 0 : 1;
+}
