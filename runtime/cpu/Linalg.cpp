@@ -1,5 +1,6 @@
 //===- Linalg.cpp - matmul and linear on the cpu --------------------------===//
 
+#include "Linalg.h"
 #include "TensorChecks.h"
 
 #include "fluid/runtime/CpuKernels.h"
@@ -23,11 +24,6 @@ template <typename T> struct StridedMatrix {
 };
 
 /// The validated sizes of one matmul call: batch x [M,K] * [K,N].
-struct MatmulShape {
-  int64_t batch, m, k, n;
-  bool transposeLhs, transposeRhs;
-};
-
 template <typename T>
 void matmul(const T *lhsData, const T *rhsData, T *out, const MatmulShape &s) {
   // Sums over K are kept in double so that f32 results are rounded once.
@@ -66,6 +62,43 @@ void linear(const T *input, const T *weight, const T *bias, T *output,
 
 } // namespace
 
+MatmulShape fluid::rt::cpu::checkMatmul(const CheckedTensor &lhs,
+                                        const CheckedTensor &rhs,
+                                        const CheckedTensor &output,
+                                        const fluid_matmul_params *params) {
+  requireParams(params);
+  requireFloat(lhs);
+  requireDtype(rhs, lhs);
+  requireDtype(output, lhs);
+  if (lhs.rank() != 2 && lhs.rank() != 3)
+    fail("lhs must have rank 2 or 3, got shape " + formatShape(lhs.shape));
+  requireRank(rhs, lhs.rank());
+
+  MatmulShape s;
+  s.transposeLhs = params->transpose_lhs != 0;
+  s.transposeRhs = params->transpose_rhs != 0;
+  const int64_t rows = lhs.rank() - 2; // index of the matrix dimensions
+  s.batch = lhs.rank() == 3 ? lhs.dim(0) : 1;
+  if (lhs.rank() == 3 && rhs.dim(0) != s.batch)
+    fail("lhs shape " + formatShape(lhs.shape) + " and rhs shape " +
+         formatShape(rhs.shape) + " have different batch sizes");
+  s.m = lhs.dim(rows + (s.transposeLhs ? 1 : 0));
+  s.k = lhs.dim(rows + (s.transposeLhs ? 0 : 1));
+  s.n = rhs.dim(rows + (s.transposeRhs ? 0 : 1));
+  int64_t rhsK = rhs.dim(rows + (s.transposeRhs ? 1 : 0));
+  if (rhsK != s.k)
+    fail("contraction sizes differ: lhs shape " + formatShape(lhs.shape) +
+         (s.transposeLhs ? " (transposed)" : "") +
+         " has K = " + std::to_string(s.k) + ", rhs shape " +
+         formatShape(rhs.shape) + (s.transposeRhs ? " (transposed)" : "") +
+         " has K = " + std::to_string(rhsK));
+  Shape expected{s.m, s.n};
+  if (lhs.rank() == 3)
+    expected.insert(expected.begin(), s.batch);
+  requireShape(output, expected);
+  return s;
+}
+
 extern "C" fluid_status fluid_cpu_matmul(const fluid_tensor *lhsDesc,
                                          const fluid_tensor *rhsDesc,
                                          fluid_tensor *outputDesc,
@@ -74,36 +107,7 @@ extern "C" fluid_status fluid_cpu_matmul(const fluid_tensor *lhsDesc,
     CheckedTensor lhs = checkTensor(lhsDesc, "lhs");
     CheckedTensor rhs = checkTensor(rhsDesc, "rhs");
     CheckedTensor output = checkTensor(outputDesc, "output");
-    requireParams(params);
-    requireFloat(lhs);
-    requireDtype(rhs, lhs);
-    requireDtype(output, lhs);
-    if (lhs.rank() != 2 && lhs.rank() != 3)
-      fail("lhs must have rank 2 or 3, got shape " + formatShape(lhs.shape));
-    requireRank(rhs, lhs.rank());
-
-    MatmulShape s;
-    s.transposeLhs = params->transpose_lhs != 0;
-    s.transposeRhs = params->transpose_rhs != 0;
-    const int64_t rows = lhs.rank() - 2; // index of the matrix dimensions
-    s.batch = lhs.rank() == 3 ? lhs.dim(0) : 1;
-    if (lhs.rank() == 3 && rhs.dim(0) != s.batch)
-      fail("lhs shape " + formatShape(lhs.shape) + " and rhs shape " +
-           formatShape(rhs.shape) + " have different batch sizes");
-    s.m = lhs.dim(rows + (s.transposeLhs ? 1 : 0));
-    s.k = lhs.dim(rows + (s.transposeLhs ? 0 : 1));
-    s.n = rhs.dim(rows + (s.transposeRhs ? 0 : 1));
-    int64_t rhsK = rhs.dim(rows + (s.transposeRhs ? 1 : 0));
-    if (rhsK != s.k)
-      fail("contraction sizes differ: lhs shape " + formatShape(lhs.shape) +
-           (s.transposeLhs ? " (transposed)" : "") +
-           " has K = " + std::to_string(s.k) + ", rhs shape " +
-           formatShape(rhs.shape) + (s.transposeRhs ? " (transposed)" : "") +
-           " has K = " + std::to_string(rhsK));
-    Shape expected{s.m, s.n};
-    if (lhs.rank() == 3)
-      expected.insert(expected.begin(), s.batch);
-    requireShape(output, expected);
+    MatmulShape s = checkMatmul(lhs, rhs, output, params);
 
     dispatchFloat(lhs.dtype(), [&](auto zero) {
       using T = decltype(zero);

@@ -17,6 +17,7 @@
 
 #include "Context.h"
 
+#include "../cpu/Linalg.h"
 #include "../cpu/TensorChecks.h"
 
 #include "fluid/runtime/CudaCheck.h"
@@ -29,11 +30,6 @@ using namespace fluid::rt::cuda;
 namespace {
 
 /// The validated sizes of one matmul: batch x [M,K] * [K,N].
-struct MatmulShape {
-  int64_t batch, m, k, n;
-  bool transposeLhs, transposeRhs;
-};
-
 /// output = lhs * rhs, batched, all row-major device memory of `dtype`.
 void gemm(fluid_cuda_context *context, int32_t dtype, const MatmulShape &s,
           const void *lhs, const void *rhs, void *output) {
@@ -76,36 +72,7 @@ extern "C" fluid_status fluid_cuda_matmul(fluid_cuda_context *context,
     CheckedTensor lhs = checkTensor(lhsDesc, "lhs");
     CheckedTensor rhs = checkTensor(rhsDesc, "rhs");
     CheckedTensor output = checkTensor(outputDesc, "output");
-    requireParams(params);
-    requireFloat(lhs);
-    requireDtype(rhs, lhs);
-    requireDtype(output, lhs);
-    if (lhs.rank() != 2 && lhs.rank() != 3)
-      fail("lhs must have rank 2 or 3, got shape " + formatShape(lhs.shape));
-    requireRank(rhs, lhs.rank());
-
-    MatmulShape s;
-    s.transposeLhs = params->transpose_lhs != 0;
-    s.transposeRhs = params->transpose_rhs != 0;
-    const int64_t rows = lhs.rank() - 2; // index of the matrix dimensions
-    s.batch = lhs.rank() == 3 ? lhs.dim(0) : 1;
-    if (lhs.rank() == 3 && rhs.dim(0) != s.batch)
-      fail("lhs shape " + formatShape(lhs.shape) + " and rhs shape " +
-           formatShape(rhs.shape) + " have different batch sizes");
-    s.m = lhs.dim(rows + (s.transposeLhs ? 1 : 0));
-    s.k = lhs.dim(rows + (s.transposeLhs ? 0 : 1));
-    s.n = rhs.dim(rows + (s.transposeRhs ? 0 : 1));
-    int64_t rhsK = rhs.dim(rows + (s.transposeRhs ? 1 : 0));
-    if (rhsK != s.k)
-      fail("contraction sizes differ: lhs shape " + formatShape(lhs.shape) +
-           (s.transposeLhs ? " (transposed)" : "") +
-           " has K = " + std::to_string(s.k) + ", rhs shape " +
-           formatShape(rhs.shape) + (s.transposeRhs ? " (transposed)" : "") +
-           " has K = " + std::to_string(rhsK));
-    Shape expected{s.m, s.n};
-    if (lhs.rank() == 3)
-      expected.insert(expected.begin(), s.batch);
-    requireShape(output, expected);
+    MatmulShape s = checkMatmul(lhs, rhs, output, params);
     requireDeviceMemory(context, lhs);
     requireDeviceMemory(context, rhs);
     requireDeviceMemory(context, output);
