@@ -382,26 +382,6 @@ __global__ void __launch_bounds__(kBlockSize)
   });
 }
 
-/// Validates the reduction against the shape of `perRow` (the loss or its
-/// gradient), as the cpu backend does.
-void requireReductionShape(const CheckedTensor &perRow, int64_t rows,
-                           int32_t reduction) {
-  if (reduction == FLUID_REDUCTION_NONE)
-    cpu::requireShape(perRow, {rows});
-  else if (reduction == FLUID_REDUCTION_MEAN ||
-           reduction == FLUID_REDUCTION_SUM)
-    cpu::requireShape(perRow, {});
-  else
-    fail("unknown reduction " + std::to_string(reduction) +
-         " (expected 0 mean, 1 sum or 2 none)");
-}
-
-void requireLabelDtype(const CheckedTensor &labels) {
-  if (labels.dtype() != FLUID_I64 && labels.dtype() != FLUID_I32)
-    fail(labels.name + " has dtype " + cpu::dtypeName(labels.dtype()) +
-         "; expected i64 or i32");
-}
-
 /// Calls `body(Label{})` with the C++ type of the (checked) label dtype.
 template <typename Fn> void dispatchLabel(int32_t dtype, Fn &&body) {
   if (dtype == FLUID_I64)
@@ -455,11 +435,11 @@ fluid_cuda_softmax_cross_entropy(fluid_cuda_context *context,
     CheckedTensor output = checkTensor(context, outputDesc, "output");
     requireFloatDtype(logits);
     cpu::requireRank(logits, 2);
-    requireLabelDtype(labels);
+    cpu::requireClassLabelDtype(labels);
     const int64_t rows = logits.dim(0), classes = logits.dim(1);
     cpu::requireShape(labels, {rows});
     cpu::requireDtype(output, logits);
-    requireReductionShape(output, rows, reduction);
+    cpu::requireLossShape(output, rows, reduction);
     DeviceErrorRecord *errors = deviceErrorRecord(context);
 
     cpu::dispatchFloat(logits.dtype(), [&](auto zero) {
@@ -503,10 +483,10 @@ extern "C" fluid_status fluid_cuda_softmax_cross_entropy_grad(
     const int64_t rows = logits.dim(0), classes = logits.dim(1);
     cpu::requireShape(labels, {rows});
     cpu::requireDtype(gradLoss, logits);
-    requireReductionShape(gradLoss, rows, reduction);
+    cpu::requireLossShape(gradLoss, rows, reduction);
     cpu::requireDtype(gradLogits, logits);
     cpu::requireShape(gradLogits, logits.shape);
-    requireLabelDtype(labels);
+    cpu::requireClassLabelDtype(labels);
     DeviceErrorRecord *errors = deviceErrorRecord(context);
     if (rows == 0)
       return;

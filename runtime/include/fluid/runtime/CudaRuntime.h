@@ -7,8 +7,10 @@
 // CpuGradKernels.h, CpuOptimizerKernels.h) exactly, with descriptors of
 // device memory. Kernels are enqueued on the context's stream and return
 // without waiting for the device; errors of the enqueue (bad descriptors,
-// failed library calls) are reported at once, while errors of the kernels
-// themselves surface at the next fluid_cuda_synchronize.
+// failed library calls) are reported at once; a fault of a kernel (an
+// illegal access) surfaces at the next fluid_cuda_synchronize, and a value
+// a kernel rejects (a label out of range, a NaN learning rate) is recorded
+// on the device and reported by fluid_cuda_check_errors (CudaKernels.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +44,9 @@ fluid_status fluid_cuda_context_create(const fluid_cuda_options *options,
 /// is a warning on stderr), releases everything, including memory from
 /// fluid_cuda_malloc not yet freed. Accepts NULL.
 void fluid_cuda_context_destroy(fluid_cuda_context *context);
-/// Waits until all work enqueued on the context's stream has finished.
+/// Waits until all work enqueued on the context's stream has finished;
+/// reports a CUDA error of that work (values kernels reject are reported by
+/// fluid_cuda_check_errors instead).
 fluid_status fluid_cuda_synchronize(fluid_cuda_context *context);
 
 /// Device memory (cudaMalloc; 256-byte aligned); 0 bytes gives NULL. Out
