@@ -327,6 +327,35 @@ void launchFloatElementwise(cudaStream_t stream,
     run(double{});
 }
 
+/// A float unary elementwise entry point: checks, then launches `op`.
+template <typename Op>
+fluid_status unary(const char *entryPoint, fluid_cuda_context *context,
+                   const fluid_tensor *inputDesc, fluid_tensor *outputDesc,
+                   Op op) {
+  return guard(entryPoint, [&] {
+    cudaStream_t stream = streamFor(context);
+    CheckedTensor input = checkTensor(context, inputDesc, "input");
+    CheckedTensor output = checkTensor(context, outputDesc, "output");
+    checkFloatBroadcast<1>({&input}, output);
+    launchFloatElementwise<1>(stream, {&input}, output, op);
+  });
+}
+
+/// A float binary entry point with NumPy broadcasting.
+template <typename Op>
+fluid_status binary(const char *entryPoint, fluid_cuda_context *context,
+                    const fluid_tensor *lhsDesc, const fluid_tensor *rhsDesc,
+                    fluid_tensor *outputDesc, Op op) {
+  return guard(entryPoint, [&] {
+    cudaStream_t stream = streamFor(context);
+    CheckedTensor lhs = checkTensor(context, lhsDesc, "lhs");
+    CheckedTensor rhs = checkTensor(context, rhsDesc, "rhs");
+    CheckedTensor output = checkTensor(context, outputDesc, "output");
+    checkFloatBroadcast<2>({&lhs, &rhs}, output);
+    launchFloatElementwise<2>(stream, {&lhs, &rhs}, output, op);
+  });
+}
+
 } // namespace fluid::rt::cuda
 
 #endif // FLUID_RUNTIME_CUDA_ELEMENTWISE_CUH

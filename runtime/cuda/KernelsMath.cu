@@ -88,33 +88,6 @@ template <typename To> struct Convert {
   }
 };
 
-template <typename Op>
-fluid_status unary(const char *entryPoint, fluid_cuda_context *context,
-                   const fluid_tensor *inputDesc, fluid_tensor *outputDesc,
-                   Op op) {
-  return guard(entryPoint, [&] {
-    cudaStream_t stream = streamFor(context);
-    CheckedTensor input = checkTensor(context, inputDesc, "input");
-    CheckedTensor output = checkTensor(context, outputDesc, "output");
-    checkFloatBroadcast<1>({&input}, output);
-    launchFloatElementwise<1>(stream, {&input}, output, op);
-  });
-}
-
-template <typename Op>
-fluid_status binary(const char *entryPoint, fluid_cuda_context *context,
-                    const fluid_tensor *lhsDesc, const fluid_tensor *rhsDesc,
-                    fluid_tensor *outputDesc, Op op) {
-  return guard(entryPoint, [&] {
-    cudaStream_t stream = streamFor(context);
-    CheckedTensor lhs = checkTensor(context, lhsDesc, "lhs");
-    CheckedTensor rhs = checkTensor(context, rhsDesc, "rhs");
-    CheckedTensor output = checkTensor(context, outputDesc, "output");
-    checkFloatBroadcast<2>({&lhs, &rhs}, output);
-    launchFloatElementwise<2>(stream, {&lhs, &rhs}, output, op);
-  });
-}
-
 //===----------------------------------------------------------------------===//
 // cast
 //===----------------------------------------------------------------------===//
