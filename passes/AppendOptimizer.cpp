@@ -33,6 +33,8 @@ enum class Schedule { Constant, Step, MultiStep, Exponential, Cosine };
 
 /// The name of the step counter parameter.
 constexpr StringLiteral kGlobalStep = "global_step";
+/// The name of the base learning rate parameter (with lr-param).
+constexpr StringLiteral kLearningRate = "learning_rate";
 
 struct FluidAppendOptimizerPass
     : public mlir::fluid::impl::FluidAppendOptimizerBase<
@@ -57,6 +59,10 @@ private:
   /// The rate of schedule `kind` (without warm-up) at step `t` (f64).
   Value scheduledRate(OpBuilder &builder, Location loc, Value t,
                       Schedule scheduleKind);
+  /// lr * factor + offset (f64): a constant, or computed from the
+  /// @learning_rate parameter with lr-param.
+  Value baseRate(OpBuilder &builder, Location loc, double factor = 1.0,
+                 double offset = 0.0);
 };
 
 Value f64Scalar(OpBuilder &builder, Location loc, double value) {
@@ -160,19 +166,31 @@ FluidAppendOptimizerPass::declareState(OpBuilder &builder, ParamOp after,
   return param;
 }
 
+Value FluidAppendOptimizerPass::baseRate(OpBuilder &builder, Location loc,
+                                         double factor, double offset) {
+  if (!lrParam)
+    return f64Scalar(builder, loc, lr * factor + offset);
+  auto type = RankedTensorType::get({}, builder.getF64Type());
+  Value rate = GetParamOp::create(builder, loc, type, kLearningRate);
+  if (factor != 1.0)
+    rate = MulOp::create(builder, loc, rate, f64Scalar(builder, loc, factor));
+  if (offset != 0.0)
+    rate = AddOp::create(builder, loc, rate, f64Scalar(builder, loc, offset));
+  return rate;
+}
+
 Value FluidAppendOptimizerPass::scheduledRate(OpBuilder &builder, Location loc,
                                               Value t, Schedule scheduleKind) {
-  Value base = f64Scalar(builder, loc, lr);
   switch (scheduleKind) {
   case Schedule::Constant:
-    return base;
+    return baseRate(builder, loc);
   case Schedule::Step: {
     // lr * gamma^floor(t / step_size)
     Value periods = FloorOp::create(
         builder, loc,
         DivOp::create(builder, loc, t, f64Scalar(builder, loc, stepSize)));
     return MulOp::create(
-        builder, loc, base,
+        builder, loc, baseRate(builder, loc),
         PowOp::create(builder, loc, f64Scalar(builder, loc, gamma), periods));
   }
   case Schedule::MultiStep: {
@@ -184,12 +202,12 @@ Value FluidAppendOptimizerPass::scheduledRate(OpBuilder &builder, Location loc,
           GreaterEqualOp::create(builder, loc, t,
                                  f64Scalar(builder, loc, milestone)));
     return MulOp::create(
-        builder, loc, base,
+        builder, loc, baseRate(builder, loc),
         PowOp::create(builder, loc, f64Scalar(builder, loc, gamma), passed));
   }
   case Schedule::Exponential:
     return MulOp::create(
-        builder, loc, base,
+        builder, loc, baseRate(builder, loc),
         PowOp::create(builder, loc, f64Scalar(builder, loc, gamma), t));
   case Schedule::Cosine: {
     // eta_min + (lr - eta_min) * (1 + cos(pi * t / T)) / 2
@@ -203,7 +221,7 @@ Value FluidAppendOptimizerPass::scheduledRate(OpBuilder &builder, Location loc,
                       f64Scalar(builder, loc, 2.0));
     return AddOp::create(builder, loc, f64Scalar(builder, loc, etaMin),
                          MulOp::create(builder, loc,
-                                       f64Scalar(builder, loc, lr - etaMin),
+                                       baseRate(builder, loc, 1.0, -etaMin),
                                        wave));
   }
   }
@@ -220,11 +238,11 @@ Value FluidAppendOptimizerPass::learningRate(OpBuilder &builder, Location loc,
   // Warm-up: lr * (s + (1 - s) * t / W) for t < W; then the schedule,
   // restarted at t - W.
   Value warmupLength = f64Scalar(builder, loc, warmupSteps);
-  Value ramp = MulOp::create(
-      builder, loc, f64Scalar(builder, loc, lr * (1 - warmupStartFactor)),
-      DivOp::create(builder, loc, t, warmupLength));
-  Value warm = AddOp::create(
-      builder, loc, f64Scalar(builder, loc, lr * warmupStartFactor), ramp);
+  Value ramp =
+      MulOp::create(builder, loc, baseRate(builder, loc, 1 - warmupStartFactor),
+                    DivOp::create(builder, loc, t, warmupLength));
+  Value warm = AddOp::create(builder, loc,
+                             baseRate(builder, loc, warmupStartFactor), ramp);
   Value after = MaximumOp::create(builder, loc,
                                   SubOp::create(builder, loc, t, warmupLength),
                                   f64Scalar(builder, loc, 0.0));
@@ -276,6 +294,19 @@ void FluidAppendOptimizerPass::runOnOperation() {
   if (failed(stepParam))
     return signalPassFailure();
   last = *stepParam;
+  if (lrParam) {
+    // The base rate, initialized to lr: a hyperparameter kept in
+    // checkpoints, which a compiled program's --lr overwrites.
+    FailureOr<ParamOp> rateParam =
+        declareState(builder, last, kLearningRate,
+                     RankedTensorType::get({}, builder.getF64Type()));
+    if (failed(rateParam))
+      return signalPassFailure();
+    (*rateParam)
+        .setInitAttr(InitializerAttr::get(
+            builder.getContext(), InitKind::Constant, lr, 0.0, FanMode::FanIn));
+    last = *rateParam;
+  }
 
   // Optimizer state, declared next to the counter.
   StringRef stateNames[2];

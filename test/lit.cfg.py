@@ -27,7 +27,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.fluid_tools_dir, append_path=True)
 
-tools = ["fluid-opt", "fluid-run", "fluid-models", "fluid-train", "fluid-import-onnx"]
+tools = ["fluid-opt", "fluid-run", "fluid-models", "fluid-train", "fluid-import-onnx",
+         "fluid-compile"]
 if config.fluid_have_cuda:
     tools.append("fluid-gpu-info")
 llvm_config.add_tool_substitutions(tools, [config.fluid_tools_dir])

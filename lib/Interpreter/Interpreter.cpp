@@ -2,6 +2,7 @@
 
 #include "fluid/Interpreter/Interpreter.h"
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Dialect/Fluid/IR/KernelParams.h"
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 #include "fluid/runtime/CpuGradKernels.h"
 #include "fluid/runtime/CpuKernels.h"
@@ -126,74 +127,6 @@ LogicalResult FunctionRun::constant(ConstantOp op) {
   }
 }
 
-/// Reduce parameters with axes made non-negative.
-static fluid_reduce_params reduceParams(std::optional<ArrayRef<int64_t>> axes,
-                                        bool keepDims, int64_t rank) {
-  fluid_reduce_params p = {};
-  p.keep_dims = keepDims;
-  if (axes) {
-    for (int64_t axis : *axes)
-      p.axes[p.num_axes++] = axis < 0 ? axis + rank : axis;
-  }
-  return p;
-}
-
-static int32_t toRuntime(Reduction reduction) {
-  switch (reduction) {
-  case Reduction::Mean:
-    return FLUID_REDUCTION_MEAN;
-  case Reduction::Sum:
-    return FLUID_REDUCTION_SUM;
-  case Reduction::None:
-    return FLUID_REDUCTION_NONE;
-  }
-  return FLUID_REDUCTION_MEAN;
-}
-
-static int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
-}
-
-template <size_t N>
-static void copyArray(int64_t (&to)[N], ArrayRef<int64_t> from) {
-  std::copy_n(from.begin(), N, to);
-}
-
-/// The runtime parameters of a convolution or its gradients.
-template <typename ConvLikeOp>
-static fluid_conv2d_params convParams(ConvLikeOp op) {
-  fluid_conv2d_params p = {};
-  copyArray(p.strides, op.getStrides());
-  copyArray(p.padding, op.getPadding());
-  copyArray(p.dilation, op.getDilation());
-  p.groups = op.getGroups();
-  return p;
-}
-
-/// The runtime parameters of max pooling or its gradient.
-template <typename MaxPoolLikeOp>
-static fluid_max_pool2d_params maxPoolParams(MaxPoolLikeOp op) {
-  fluid_max_pool2d_params p = {};
-  copyArray(p.kernel, op.getKernelSize());
-  copyArray(p.strides, op.getStrides());
-  copyArray(p.padding, op.getPadding());
-  copyArray(p.dilation, op.getDilation());
-  p.ceil_mode = op.getCeilMode();
-  return p;
-}
-
-/// The runtime parameters of average pooling or its gradient.
-template <typename AvgPoolLikeOp>
-static fluid_avg_pool2d_params avgPoolParams(AvgPoolLikeOp op) {
-  fluid_avg_pool2d_params p = {};
-  copyArray(p.kernel, op.getKernelSize());
-  copyArray(p.strides, op.getStrides());
-  copyArray(p.padding, op.getPadding());
-  p.ceil_mode = op.getCeilMode();
-  p.count_include_pad = op.getCountIncludePad();
-  return p;
-}
-
 LogicalResult FunctionRun::executeBufferOp(Operation *op, bool &handled) {
   handled = true;
   if (isa<memref::AllocOp>(op))
@@ -296,8 +229,7 @@ LogicalResult FunctionRun::execute(Operation *op) {
             return fluid_cpu_conv2d(&x, &w, c.getBias() ? &b : nullptr, o, &p);
           })
           .Case([&](BatchNormOp bn) {
-            fluid_batch_norm_params p = {bn.getEpsilon().convertToDouble(),
-                                         bn.getMomentum().convertToDouble()};
+            fluid_batch_norm_params p = batchNormParams(bn);
             fluid_tensor x = in(bn.getInput()), g = in(bn.getScale()),
                          b = in(bn.getShift()), m = in(bn.getRunningMean()),
                          v = in(bn.getRunningVar());
@@ -350,7 +282,7 @@ LogicalResult FunctionRun::execute(Operation *op) {
             return fluid_cpu_global_avg_pool(&x, o);
           })
           .Case([&](MatmulOp m) {
-            fluid_matmul_params p = {m.getTransposeLhs(), m.getTransposeRhs()};
+            fluid_matmul_params p = matmulParams(m);
             fluid_tensor l = in(m.getLhs()), r = in(m.getRhs());
             return fluid_cpu_matmul(&l, &r, o, &p);
           })
@@ -499,24 +431,19 @@ LogicalResult FunctionRun::execute(Operation *op) {
           })
           // Optimizer updates.
           .Case([&](SgdOp u) {
-            fluid_sgd_params p = {u.getWeightDecay().convertToDouble()};
+            fluid_sgd_params p = sgdParams(u);
             fluid_tensor w = in(u.getParam()), g = in(u.getGrad()),
                          lr = in(u.getLr());
             return fluid_cpu_sgd(&w, &g, &lr, o, &p);
           })
           .Case([&](MomentumOp u) {
-            fluid_momentum_params p = {u.getMomentum().convertToDouble(),
-                                       u.getWeightDecay().convertToDouble(),
-                                       u.getNesterov()};
+            fluid_momentum_params p = momentumParams(u);
             fluid_tensor w = in(u.getParam()), g = in(u.getGrad()),
                          v = in(u.getVelocity()), lr = in(u.getLr());
             return fluid_cpu_momentum(&w, &g, &v, &lr, &o[0], &o[1], &p);
           })
           .Case([&](AdamOp u) {
-            fluid_adam_params p = {
-                u.getBeta1().convertToDouble(), u.getBeta2().convertToDouble(),
-                u.getEpsilon().convertToDouble(),
-                u.getWeightDecay().convertToDouble(), u.getDecoupled()};
+            fluid_adam_params p = adamParams(u);
             fluid_tensor w = in(u.getParam()), g = in(u.getGrad()),
                          m = in(u.getExpAvg()), v = in(u.getExpAvgSq()),
                          lr = in(u.getLr()), step = in(u.getStep());

@@ -3,6 +3,7 @@
 #include "fluid/Interpreter/ParamStore.h"
 #include "fluid/Dialect/Fluid/IR/EntryPoint.h"
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Dialect/Fluid/IR/KernelParams.h"
 #include "fluid/runtime/Init.h"
 #include "fluid/runtime/Safetensors.h"
 
@@ -16,56 +17,10 @@ static llvm::Error runtimeError(const llvm::Twine &context) {
       (context + ": " + fluid_last_error()).str().c_str());
 }
 
-/// The runtime's description of a floating-point initializer.
-static fluid_init_spec getInitSpec(InitializerAttr init) {
-  fluid_init_spec spec = {};
-  double a = init.getAValue(), b = init.getBValue();
-  spec.fan_mode =
-      init.getFanMode() == FanMode::FanOut ? FLUID_FAN_OUT : FLUID_FAN_IN;
-  switch (init.getKind()) {
-  case InitKind::Zeros:
-    spec.kind = FLUID_INIT_ZEROS;
-    break;
-  case InitKind::Ones:
-    spec.kind = FLUID_INIT_ONES;
-    break;
-  case InitKind::Constant:
-    spec.kind = FLUID_INIT_CONSTANT;
-    spec.value = a;
-    break;
-  case InitKind::Normal:
-    spec.kind = FLUID_INIT_NORMAL;
-    spec.std = a;
-    break;
-  case InitKind::Uniform:
-    spec.kind = FLUID_INIT_UNIFORM;
-    spec.low = a;
-    spec.high = b;
-    break;
-  case InitKind::KaimingNormal:
-    spec.kind = FLUID_INIT_KAIMING_NORMAL;
-    spec.gain = a;
-    break;
-  case InitKind::KaimingUniform:
-    spec.kind = FLUID_INIT_KAIMING_UNIFORM;
-    spec.gain = a;
-    break;
-  case InitKind::XavierUniform:
-    spec.kind = FLUID_INIT_XAVIER_UNIFORM;
-    spec.gain = a;
-    break;
-  }
-  return spec;
-}
-
 /// Integer parameters (step counters) start at 0, 1 or a constant.
 template <typename T>
 static void fillInteger(const HostTensor &tensor, InitializerAttr init) {
-  T value = 0;
-  if (init.getKind() == InitKind::Ones)
-    value = 1;
-  else if (init.getKind() == InitKind::Constant)
-    value = static_cast<T>(init.getAValue());
+  T value = static_cast<T>(integerInitValue(init));
   std::fill_n(tensor.dataAs<T>(), tensor.getNumElements(), value);
 }
 
@@ -87,7 +42,7 @@ llvm::Expected<ParamStore> ParamStore::initialize(ModuleOp module,
       fillInteger<int64_t>(*tensor, init);
       break;
     default: {
-      fluid_init_spec spec = getInitSpec(init);
+      fluid_init_spec spec = initSpec(init);
       fluid_tensor descriptor = tensor->descriptor();
       if (fluid_init_tensor(&descriptor, &spec, seed,
                             fluid_hash_name(name.str().c_str())) != FLUID_OK)

@@ -322,6 +322,16 @@ extern "C" fluid_status fluid_cuda_synchronize(fluid_cuda_context *context) {
   });
 }
 
+extern "C" fluid_status fluid_cuda_context_stream(fluid_cuda_context *context,
+                                                  void **stream) {
+  return guard("fluid_cuda_context_stream", [&] {
+    requireContext(context);
+    if (!stream)
+      fail("stream is null");
+    *stream = context->stream.get();
+  });
+}
+
 extern "C" fluid_status fluid_cuda_malloc(fluid_cuda_context *context,
                                           int64_t bytes, void **out) {
   return guard("fluid_cuda_malloc", [&] {

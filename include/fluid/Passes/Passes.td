@@ -109,7 +109,11 @@ def FluidAppendOptimizer : Pass<"fluid-append-optimizer", "::mlir::ModuleOp"> {
     Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
            "Steps of linear warm-up before the schedule">,
     Option<"warmupStartFactor", "warmup-start-factor", "double",
-           /*default=*/"0.1", "Fraction of lr the warm-up starts at">
+           /*default=*/"0.1", "Fraction of lr the warm-up starts at">,
+    Option<"lrParam", "lr-param", "bool", /*default=*/"false",
+           "Read the base rate from the parameter @learning_rate (f64, "
+           "initialized to lr) instead of baking it in, so that a compiled "
+           "program can be given another rate when it starts">
   ];
   let dependentDialects = ["::mlir::fluid::FluidDialect"];
 }

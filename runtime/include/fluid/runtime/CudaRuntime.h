@@ -49,6 +49,12 @@ void fluid_cuda_context_destroy(fluid_cuda_context *context);
 /// fluid_cuda_check_errors instead).
 fluid_status fluid_cuda_synchronize(fluid_cuda_context *context);
 
+/// The context's compute stream (a cudaStream_t): every kernel of the
+/// context is enqueued on it. For drivers that order their own work (input
+/// copies on another stream, CUDA graph capture) against the kernels'.
+fluid_status fluid_cuda_context_stream(fluid_cuda_context *context,
+                                       void **stream);
+
 /// Device memory (cudaMalloc; 256-byte aligned); 0 bytes gives NULL. Out
 /// of device memory is FLUID_ERROR_OUT_OF_MEMORY.
 fluid_status fluid_cuda_malloc(fluid_cuda_context *context, int64_t bytes,

@@ -1,0 +1,864 @@
+//===- EmitProgram.cpp - Emit a bufferized program as C++ -----------------===//
+//
+// One pass over each function in program order. Every buffer-level value
+// is a view of one storage: an argument, a parameter or a buffer (a
+// memref.alloc); each distinct (storage, shape) gets one descriptor,
+// declared at the top of the function. Launches become one call each,
+// with their operands, then their outputs, then the op's attributes as the
+// runtime's parameter struct (static const data, shared between launches
+// with equal attributes) or scalars. Constants are written into their
+// buffers once, by the function's `initialize`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fluid/Target/EmitProgram.h"
+#include "fluid/Dialect/Fluid/IR/EntryPoint.h"
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Dialect/Fluid/IR/KernelParams.h"
+#include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Text helpers
+//===----------------------------------------------------------------------===//
+
+/// A C++ string literal.
+std::string quoted(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += llvm::formatv("\\{0:o3}", static_cast<unsigned>(c)).str();
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+/// A double that reads back exactly.
+std::string doubleLiteral(double value) {
+  if (std::isnan(value))
+    return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(value))
+    return value > 0 ? "std::numeric_limits<double>::infinity()"
+                     : "-std::numeric_limits<double>::infinity()";
+  std::string text = llvm::formatv("{0}", llvm::format("%.17g", value)).str();
+  if (text.find_first_of(".en") == std::string::npos)
+    text += ".0";
+  return text;
+}
+
+std::string floatLiteral(float value) {
+  if (std::isnan(value))
+    return "std::numeric_limits<float>::quiet_NaN()";
+  if (std::isinf(value))
+    return value > 0 ? "std::numeric_limits<float>::infinity()"
+                     : "-std::numeric_limits<float>::infinity()";
+  std::string text = llvm::formatv("{0}", llvm::format("%.9g", value)).str();
+  if (text.find_first_of(".en") == std::string::npos)
+    text += ".0";
+  return text + "f";
+}
+
+std::string intList(ArrayRef<int64_t> values) {
+  std::string out = "{";
+  for (auto [i, v] : llvm::enumerate(values))
+    out += (i ? ", " : "") + std::to_string(v);
+  return out + "}";
+}
+
+template <size_t N> std::string intArray(const int64_t (&values)[N]) {
+  return intList(ArrayRef<int64_t>(values, N));
+}
+
+/// The location of `loc` as one line of text: a name, or file:line:col.
+std::string locationText(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations())
+      if (std::string text = locationText(inner); !text.empty())
+        return text;
+  }
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return locationText(callSite.getCallee());
+  return "";
+}
+
+/// A C identifier made of `name`'s letters and digits.
+std::string identifier(StringRef name) {
+  std::string out;
+  for (char c : name)
+    out += llvm::isAlnum(c) ? c : '_';
+  if (out.empty() || llvm::isDigit(out[0]))
+    out = "f_" + out;
+  return out;
+}
+
+struct DTypeInfo {
+  const char *enumerator;
+  const char *cType;
+  int64_t bytes;
+};
+
+std::optional<DTypeInfo> dtypeOf(Type type) {
+  if (type.isF32())
+    return DTypeInfo{"FLUID_F32", "float", 4};
+  if (type.isF64())
+    return DTypeInfo{"FLUID_F64", "double", 8};
+  if (type.isF16())
+    return DTypeInfo{"FLUID_F16", "uint16_t", 2};
+  if (type.isBF16())
+    return DTypeInfo{"FLUID_BF16", "uint16_t", 2};
+  if (type.isSignlessInteger(32))
+    return DTypeInfo{"FLUID_I32", "int32_t", 4};
+  if (type.isSignlessInteger(64))
+    return DTypeInfo{"FLUID_I64", "int64_t", 8};
+  if (type.isUnsignedInteger(8))
+    return DTypeInfo{"FLUID_U8", "uint8_t", 1};
+  return std::nullopt;
+}
+
+/// `{"name", FLUID_F32, rank, {shape}}`.
+std::string valueLiteral(StringRef name, ShapedType type) {
+  return "{" + quoted(name) + ", " +
+         dtypeOf(type.getElementType())->enumerator + ", " +
+         std::to_string(type.getRank()) + ", " + intList(type.getShape()) + "}";
+}
+
+//===----------------------------------------------------------------------===//
+// Functions
+//===----------------------------------------------------------------------===//
+
+/// Static data shared by every function (parameter structs and constant
+/// arrays), keyed by their text so equal ones are written once, in the
+/// order they were first needed.
+struct StaticData {
+  std::map<std::string, std::string> names;
+  std::vector<std::pair<std::string, std::string>> ordered;
+
+  size_t size() const { return ordered.size(); }
+  /// The name of `key`'s data, added as `name` if new.
+  std::string add(const std::string &key, const std::string &name) {
+    auto [it, inserted] = names.insert({key, name});
+    if (inserted)
+      ordered.push_back({key, name});
+    return it->second;
+  }
+};
+
+/// Where a value's bytes live.
+struct Storage {
+  enum Kind { Argument, Param, Buffer } kind;
+  int64_t index;
+  bool operator==(const Storage &other) const {
+    return kind == other.kind && index == other.index;
+  }
+};
+
+class FunctionEmitter {
+public:
+  /// `sharedData` collects the static data of every function: parameter
+  /// structs and constants, by their text, so equal ones are written once.
+  FunctionEmitter(func::FuncOp func, const EmitOptions &options,
+                  const llvm::StringMap<int64_t> &paramIndex, StringRef symbol,
+                  StaticData &sharedData)
+      : func(func), options(options), paramIndex(paramIndex),
+        symbol(symbol.str()), sharedData(sharedData) {}
+
+  /// Walks the function; fails at the first op it cannot emit.
+  LogicalResult build();
+  /// Writes the function's tables and entry points.
+  void write(raw_ostream &os);
+
+  /// `{name, arguments, ...}`: this function's fluid_program_function.
+  std::string infoLiteral();
+  int64_t classes = 0;
+
+private:
+  LogicalResult emitOp(Operation *op);
+  LogicalResult emitLaunch(fluid_rt::LaunchOp launch);
+  LogicalResult emitConstant(fluid_rt::LaunchOp launch);
+  /// The descriptor of `value` (declared on first use).
+  FailureOr<std::string> descriptor(Value value);
+  /// A shared static parameter struct: `&kName`.
+  std::string paramStruct(StringRef type, StringRef prefix,
+                          const std::string &initializer);
+  void addCall(Operation *op, StringRef kernel, StringRef kernelName,
+               ArrayRef<std::string> arguments);
+
+  func::FuncOp func;
+  const EmitOptions &options;
+  const llvm::StringMap<int64_t> &paramIndex;
+  std::string symbol;
+
+  DenseMap<Value, Storage> storage;
+  SmallVector<int64_t> bufferBytes;
+  // Declared descriptors: (storage, shape) -> name, in declaration order.
+  SmallVector<std::pair<std::string, std::string>> declarations;
+  std::map<std::pair<std::pair<int, int64_t>, std::string>, std::string>
+      declared;
+  SmallVector<std::string> body;
+  SmallVector<std::pair<std::string, std::string>> launches;
+  SmallVector<std::string> initializeBody;
+  SmallVector<std::string> results;
+  SmallVector<int64_t> resultBuffers;
+  SmallVector<std::string> arguments;
+  StaticData &sharedData;
+};
+
+FailureOr<std::string> FunctionEmitter::descriptor(Value value) {
+  auto it = storage.find(value);
+  if (it == storage.end())
+    return failure();
+  auto type = cast<MemRefType>(value.getType());
+  std::optional<DTypeInfo> dtype = dtypeOf(type.getElementType());
+  if (!dtype)
+    return failure();
+  Storage where = it->second;
+  std::string shape = intList(type.getShape());
+  std::string key = std::string(dtype->enumerator) + shape;
+  auto slot = std::make_pair(
+      std::make_pair(static_cast<int>(where.kind), where.index), key);
+  if (auto found = declared.find(slot); found != declared.end())
+    return found->second;
+  const char *prefix = where.kind == Storage::Argument ? "a"
+                       : where.kind == Storage::Param  ? "p"
+                                                       : "b";
+  const char *array = where.kind == Storage::Argument ? "A"
+                      : where.kind == Storage::Param  ? "P"
+                                                      : "B";
+  std::string name = prefix + std::to_string(where.index);
+  int views = 0;
+  for (auto &[k, existing] : declared)
+    views += k.first == slot.first;
+  if (views)
+    name += "_v" + std::to_string(views);
+  declared[slot] = name;
+  std::string comment;
+  if (where.kind == Storage::Param) {
+    auto ref = value.getDefiningOp<fluid_rt::ParamRefOp>();
+    if (ref)
+      comment = "  // @" + ref.getName().str();
+  } else if (where.kind == Storage::Argument) {
+    comment = "  // " + arguments[where.index];
+  }
+  declarations.push_back({name, "fluid_tensor " + name + " = tensorOf(" +
+                                    array + "[" + std::to_string(where.index) +
+                                    "], " + dtype->enumerator + ", " + shape +
+                                    ");" + comment});
+  return name;
+}
+
+std::string FunctionEmitter::paramStruct(StringRef type, StringRef prefix,
+                                         const std::string &initializer) {
+  std::string key = type.str() + " " + initializer;
+  return "&" +
+         sharedData.add(key, ("k" + prefix + Twine(sharedData.size())).str());
+}
+
+void FunctionEmitter::addCall(Operation *op, StringRef kernel,
+                              StringRef kernelName,
+                              ArrayRef<std::string> callArguments) {
+  std::string location = locationText(op->getLoc());
+  std::string prefix =
+      options.backend == EmitBackend::Cuda ? "fluid_cuda_" : "fluid_cpu_";
+  std::string call = prefix + kernel.str() + "(";
+  bool first = true;
+  if (options.backend == EmitBackend::Cuda) {
+    call += "context";
+    first = false;
+  }
+  for (const std::string &argument : callArguments) {
+    call += (first ? "" : ", ") + argument;
+    first = false;
+  }
+  call += ")";
+  int64_t index = static_cast<int64_t>(launches.size());
+  std::string line =
+      "  FLUID_LAUNCH(" + std::to_string(index) + ", " + call + ");";
+  if (!location.empty())
+    line += "  // " + location;
+  body.push_back(line);
+  launches.push_back({kernelName.str(), location});
+}
+
+LogicalResult FunctionEmitter::emitConstant(fluid_rt::LaunchOp launch) {
+  auto value =
+      dyn_cast_or_null<DenseElementsAttr>(launch.getParams().get("value"));
+  if (!value || launch.getOutputs().size() != 1)
+    return launch.emitError() << "cannot emit this constant";
+  Value output = launch.getOutputs()[0];
+  Storage where = storage.lookup(output);
+  if (where.kind != Storage::Buffer)
+    return launch.emitError() << "a constant must be written to a buffer";
+  Type elementType = value.getElementType();
+  std::optional<DTypeInfo> dtype = dtypeOf(elementType);
+  if (!dtype ||
+      !(elementType.isF32() || elementType.isF64() ||
+        elementType.isSignlessInteger(32) || elementType.isSignlessInteger(64)))
+    return launch.emitError()
+           << "cannot emit a constant of element type " << elementType;
+  auto literal = [&](Attribute element) -> std::string {
+    if (auto f = dyn_cast<FloatAttr>(element))
+      return elementType.isF32()
+                 ? floatLiteral(static_cast<float>(f.getValueAsDouble()))
+                 : doubleLiteral(f.getValueAsDouble());
+    int64_t v = cast<IntegerAttr>(element).getInt();
+    return elementType.isSignlessInteger(64)
+               ? "INT64_C(" + std::to_string(v) + ")"
+               : std::to_string(v);
+  };
+  int64_t count = value.getNumElements();
+  std::string buffer = "B[" + std::to_string(where.index) + "]";
+  std::string location = locationText(launch.getLoc());
+  std::string comment = location.empty() ? "" : "  // " + location;
+  if (value.isSplat()) {
+    initializeBody.push_back(
+        "  FLUID_CHECK(fillConstant<" + std::string(dtype->cType) + ">(env, " +
+        buffer + ", " + std::to_string(count) + ", " +
+        literal(value.getSplatValue<Attribute>()) + "));" + comment);
+    return success();
+  }
+  std::string elements;
+  for (auto [i, element] : llvm::enumerate(value.getValues<Attribute>()))
+    elements += (i ? ", " : "") + literal(element);
+  std::string name =
+      "kConstant" + std::to_string(sharedData.size()) + "_" + symbol;
+  // Constants are unique: the key holds the definition, the value its name.
+  sharedData.add("constant static const " + std::string(dtype->cType) + " " +
+                     name + "[] = {" + elements + "};",
+                 name);
+  initializeBody.push_back("  FLUID_CHECK(copyConstant(env, " + buffer + ", " +
+                           name + ", sizeof(" + name + ")));" + comment);
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
+  StringRef kernel = launch.getKernel();
+  if (kernel == "constant")
+    return emitConstant(launch);
+  Block tensorArguments;
+  Operation *tensorOp = launch.buildTensorOp(tensorArguments);
+  if (!tensorOp)
+    return failure();
+  llvm::scope_exit destroy([&] { tensorOp->destroy(); });
+
+  SmallVector<std::string> inputs, outputs;
+  for (Value input : launch.getInputs()) {
+    FailureOr<std::string> name = descriptor(input);
+    if (failed(name))
+      return launch.emitError() << "cannot emit an operand of this launch";
+    inputs.push_back("&" + *name);
+  }
+  for (Value output : launch.getOutputs()) {
+    FailureOr<std::string> name = descriptor(output);
+    if (failed(name))
+      return launch.emitError() << "cannot emit an output of this launch";
+    outputs.push_back("&" + *name);
+  }
+  int64_t rank = 0;
+  if (tensorOp->getNumResults())
+    rank = cast<ShapedType>(tensorOp->getResult(0).getType()).getRank();
+
+  // Concatenation takes its inputs as an array.
+  if (auto concat = dyn_cast<ConcatOp>(tensorOp)) {
+    std::string array = "inputs" + std::to_string(launches.size());
+    std::string list;
+    for (auto [i, input] : llvm::enumerate(inputs))
+      list += (i ? ", " : "") + StringRef(input).drop_front().str();
+    body.push_back("  const fluid_tensor " + array + "[] = {" + list + "};");
+    addCall(launch, kernel, kernel,
+            {array, std::to_string(inputs.size()), outputs[0],
+             std::to_string(normalizeAxis(concat.getAxis(), rank))});
+    return success();
+  }
+
+  // Optional biases the launch does not have are null.
+  if (isa<Conv2DOp, LinearOp>(tensorOp) && inputs.size() == 2)
+    inputs.push_back("nullptr");
+
+  // The op's attributes, after its tensors.
+  bool supported = true;
+  SmallVector<std::string> trailing;
+  auto conv = [&](fluid_conv2d_params p) {
+    return paramStruct("fluid_conv2d_params", "Conv2d",
+                       "{" + intArray(p.strides) + ", " + intArray(p.padding) +
+                           ", " + intArray(p.dilation) + ", " +
+                           std::to_string(p.groups) + "}");
+  };
+  auto maxPool = [&](fluid_max_pool2d_params p) {
+    return paramStruct("fluid_max_pool2d_params", "MaxPool2d",
+                       "{" + intArray(p.kernel) + ", " + intArray(p.strides) +
+                           ", " + intArray(p.padding) + ", " +
+                           intArray(p.dilation) + ", " +
+                           std::to_string(p.ceil_mode) + "}");
+  };
+  auto avgPool = [&](fluid_avg_pool2d_params p) {
+    return paramStruct("fluid_avg_pool2d_params", "AvgPool2d",
+                       "{" + intArray(p.kernel) + ", " + intArray(p.strides) +
+                           ", " + intArray(p.padding) + ", " +
+                           std::to_string(p.ceil_mode) + ", " +
+                           std::to_string(p.count_include_pad) + "}");
+  };
+  auto reduce = [&](fluid_reduce_params p) {
+    return paramStruct("fluid_reduce_params", "Reduce",
+                       "{" + intList(ArrayRef<int64_t>(p.axes, p.num_axes)) +
+                           ", " + std::to_string(p.num_axes) + ", " +
+                           std::to_string(p.keep_dims) + "}");
+  };
+  auto reduction = [](Reduction r) -> std::string {
+    switch (toRuntime(r)) {
+    case FLUID_REDUCTION_SUM:
+      return "FLUID_REDUCTION_SUM";
+    case FLUID_REDUCTION_NONE:
+      return "FLUID_REDUCTION_NONE";
+    default:
+      return "FLUID_REDUCTION_MEAN";
+    }
+  };
+  llvm::TypeSwitch<Operation *>(tensorOp)
+      .Case<Conv2DOp, Conv2DGradInputOp, Conv2DGradFilterOp>(
+          [&](auto op) { trailing.push_back(conv(convParams(op))); })
+      .Case([&](BatchNormOp op) {
+        fluid_batch_norm_params p = batchNormParams(op);
+        trailing.push_back(paramStruct("fluid_batch_norm_params", "BatchNorm",
+                                       "{" + doubleLiteral(p.epsilon) + ", " +
+                                           doubleLiteral(p.momentum) + "}"));
+      })
+      .Case([&](BatchNormInferenceOp op) {
+        trailing.push_back(doubleLiteral(op.getEpsilon().convertToDouble()));
+      })
+      .Case<MaxPool2DOp, MaxPool2DGradOp>(
+          [&](auto op) { trailing.push_back(maxPool(maxPoolParams(op))); })
+      .Case<AvgPool2DOp, AvgPool2DGradOp>(
+          [&](auto op) { trailing.push_back(avgPool(avgPoolParams(op))); })
+      .Case([&](MatmulOp op) {
+        fluid_matmul_params p = matmulParams(op);
+        trailing.push_back(
+            paramStruct("fluid_matmul_params", "Matmul",
+                        "{" + std::to_string(p.transpose_lhs) + ", " +
+                            std::to_string(p.transpose_rhs) + "}"));
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp, LogSoftmaxGradOp>(
+          [&](auto op) {
+            trailing.push_back(
+                std::to_string(normalizeAxis(op.getAxis(), rank)));
+          })
+      .Case<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyGradOp>([&](auto op) {
+        trailing.push_back(reduction(op.getReduction()));
+        classes = op.getLogits().getType().getDimSize(1);
+      })
+      .Case<MeanOp, ReduceSumOp>([&](auto op) {
+        int64_t inputRank = cast<ShapedType>(op.getInput().getType()).getRank();
+        trailing.push_back(
+            reduce(reduceParams(op.getAxes(), op.getKeepDims(), inputRank)));
+      })
+      .Case([&](SliceOp op) {
+        trailing.push_back(std::to_string(op.getAxis()));
+        trailing.push_back(std::to_string(op.getOffset()));
+      })
+      .Case([&](SgdOp op) {
+        trailing.push_back(
+            paramStruct("fluid_sgd_params", "Sgd",
+                        "{" + doubleLiteral(sgdParams(op).weight_decay) + "}"));
+      })
+      .Case([&](MomentumOp op) {
+        fluid_momentum_params p = momentumParams(op);
+        trailing.push_back(paramStruct("fluid_momentum_params", "Momentum",
+                                       "{" + doubleLiteral(p.momentum) + ", " +
+                                           doubleLiteral(p.weight_decay) +
+                                           ", " + std::to_string(p.nesterov) +
+                                           "}"));
+      })
+      .Case([&](AdamOp op) {
+        fluid_adam_params p = adamParams(op);
+        trailing.push_back(paramStruct(
+            "fluid_adam_params", "Adam",
+            "{" + doubleLiteral(p.beta1) + ", " + doubleLiteral(p.beta2) +
+                ", " + doubleLiteral(p.epsilon) + ", " +
+                doubleLiteral(p.weight_decay) + ", " +
+                std::to_string(p.decoupled) + "}"));
+      })
+      // Ops whose kernels take tensors only.
+      .Case<LinearOp, ReluOp, SigmoidOp, TanhOp, AddOp, SubOp, MulOp, DivOp,
+            GlobalAvgPoolOp, NegOp, ExpOp, LogOp, CosOp, SqrtOp, FloorOp, PowOp,
+            MinimumOp, MaximumOp, GreaterEqualOp, SelectOp, CastOp,
+            BroadcastToOp, SumToOp, BatchNormGradOp, ReluGradOp, SigmoidGradOp,
+            TanhGradOp, ReshapeOp, FlattenOp>([](Operation *) {})
+      .Default([&](Operation *) { supported = false; });
+  if (!supported)
+    return launch.emitError()
+           << "has no runtime kernel to emit for '" << kernel << "'";
+  // reshape and flatten copy (the bufferizer makes them views, so this is
+  // only a launch someone wrote by hand).
+  StringRef entry = isa<FlattenOp>(tensorOp) ? StringRef("reshape") : kernel;
+  SmallVector<std::string> all(inputs);
+  all.append(outputs);
+  all.append(trailing);
+  addCall(launch, entry, kernel, all);
+  return success();
+}
+
+LogicalResult FunctionEmitter::emitOp(Operation *op) {
+  if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+    MemRefType type = alloc.getType();
+    std::optional<DTypeInfo> dtype = dtypeOf(type.getElementType());
+    if (!type.hasStaticShape() || !dtype || !type.getLayout().isIdentity())
+      return op->emitError() << "cannot emit a buffer of type " << type;
+    storage[alloc] = {Storage::Buffer,
+                      static_cast<int64_t>(bufferBytes.size())};
+    bufferBytes.push_back(type.getNumElements() * dtype->bytes);
+    return success();
+  }
+  if (auto ref = dyn_cast<fluid_rt::ParamRefOp>(op)) {
+    auto it = paramIndex.find(ref.getName());
+    if (it == paramIndex.end())
+      return op->emitError() << "@" << ref.getName() << " is not a parameter";
+    storage[ref] = {Storage::Param, it->second};
+    return success();
+  }
+  if (auto view = dyn_cast<fluid_rt::ViewOp>(op)) {
+    storage[view] = storage.lookup(view.getSource());
+    return success();
+  }
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    FailureOr<std::string> from = descriptor(copy.getSource());
+    FailureOr<std::string> to = descriptor(copy.getTarget());
+    if (failed(from) || failed(to))
+      return op->emitError() << "cannot emit this copy";
+    // The runtime's reshape copies elements into a buffer of any shape.
+    addCall(op, "reshape", "copy", {"&" + *from, "&" + *to});
+    return success();
+  }
+  if (auto launch = dyn_cast<fluid_rt::LaunchOp>(op))
+    return emitLaunch(launch);
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      auto it = storage.find(value);
+      if (it == storage.end() || it->second.kind != Storage::Buffer)
+        return op->emitError()
+               << "result #" << i
+               << " must be a buffer of its own (run --fluid-bufferize)";
+      resultBuffers.push_back(it->second.index);
+    }
+    return success();
+  }
+  return op->emitError() << "cannot emit '" << op->getName()
+                         << "': the module must be bufferized first "
+                            "(--fluid-bufferize)";
+}
+
+LogicalResult FunctionEmitter::build() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "can only emit single-block functions";
+  Block &block = func.getBody().front();
+  for (auto [i, argument] : llvm::enumerate(block.getArguments())) {
+    auto type = dyn_cast<MemRefType>(argument.getType());
+    if (!type || !type.hasStaticShape() || !dtypeOf(type.getElementType()))
+      return func.emitError()
+             << "argument #" << i << " has type " << argument.getType()
+             << "; run --fluid-bufferize first";
+    auto name = func.getArgAttrOfType<StringAttr>(i, "fluid.name");
+    arguments.push_back(name ? name.getValue().str()
+                             : "arg" + std::to_string(i));
+    storage[argument] = {Storage::Argument, static_cast<int64_t>(i)};
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    std::string name = "result" + std::to_string(i);
+    if (func.getResultAttr(i, "fluid.loss"))
+      name = "loss";
+    else if (func.getResultAttr(i, "fluid.learning_rate"))
+      name = "learning_rate";
+    else if (func.getSymName() == "predict" && i == 0)
+      name = "logits";
+    results.push_back(name);
+  }
+  for (Operation &op : block)
+    if (failed(emitOp(&op)))
+      return failure();
+  return success();
+}
+
+void FunctionEmitter::write(raw_ostream &os) {
+  const std::string &s = symbol;
+  os << "//===- @" << func.getSymName() << " "
+     << std::string(std::max<int>(1, 70 - 9 - s.size()), '-') << "===//\n\n";
+  os << "const fluid_program_value " << s << "Arguments[] = {\n";
+  for (auto [i, argument] : llvm::enumerate(func.getArguments()))
+    os << "    "
+       << valueLiteral(arguments[i], cast<MemRefType>(argument.getType()))
+       << ",\n";
+  os << "};\n";
+  os << "const fluid_program_value " << s << "Results[] = {\n";
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+    os << "    " << valueLiteral(results[i], cast<MemRefType>(type)) << ",\n";
+  os << "};\n";
+  os << "const int64_t " << s << "ResultBuffers[] = " << intList(resultBuffers)
+     << ";\n";
+  os << "const int64_t " << s << "BufferBytes[] = {";
+  for (auto [i, bytes] : llvm::enumerate(bufferBytes))
+    os << (i % 8 ? " " : "\n    ") << bytes << ",";
+  os << "\n};\n";
+  os << "const fluid_program_launch " << s << "Launches[] = {\n";
+  for (auto &[kernel, location] : launches)
+    os << "    {" << quoted(kernel) << ", " << quoted(location) << "},\n";
+  os << "};\n\n";
+
+  os << "fluid_status " << s
+     << "Initialize(const fluid_program_env *env,\n"
+        "                    const fluid_program_memory *memory) {\n"
+        "  void *const *B = memory->buffers;\n"
+        "  (void)env;\n  (void)B;\n";
+  for (const std::string &line : initializeBody)
+    os << line << "\n";
+  if (options.backend == EmitBackend::Cuda)
+    os << "  return fluid_cuda_synchronize(\n"
+          "      static_cast<fluid_cuda_context *>(env->backend_context));\n";
+  else
+    os << "  return FLUID_OK;\n";
+  os << "}\n\n";
+
+  os << "fluid_status " << s
+     << "Run(const fluid_program_env *env, const fluid_program_memory "
+        "*memory) {\n";
+  if (options.backend == EmitBackend::Cuda)
+    os << "  fluid_cuda_context *context =\n"
+          "      static_cast<fluid_cuda_context *>(env->backend_context);\n";
+  os << "  void *const *A = memory->arguments;\n"
+        "  void *const *P = memory->params;\n"
+        "  void *const *B = memory->buffers;\n"
+        "  (void)A;\n  (void)P;\n  (void)B;\n";
+  for (auto &[name, line] : declarations)
+    os << "  " << line << "\n";
+  os << "\n";
+  for (const std::string &line : body)
+    os << line << "\n";
+  os << "  return FLUID_OK;\n}\n\n";
+}
+
+std::string FunctionEmitter::infoLiteral() {
+  const std::string &s = symbol;
+  return "{" + quoted(func.getSymName()) + ", " +
+         std::to_string(func.getNumArguments()) + ", " + s + "Arguments, " +
+         std::to_string(func.getNumResults()) + ", " + s + "Results, " + s +
+         "ResultBuffers, " + std::to_string(bufferBytes.size()) + ", " + s +
+         "BufferBytes, " + std::to_string(launches.size()) + ", " + s +
+         "Launches, " + s + "Initialize, " + s + "Run}";
+}
+
+//===----------------------------------------------------------------------===//
+// The program
+//===----------------------------------------------------------------------===//
+
+constexpr const char *kPreamble = R"cpp(
+namespace {
+
+fluid_tensor tensorOf(void *data, int32_t dtype,
+                      std::initializer_list<int64_t> shape) {
+  fluid_tensor t = {};
+  t.data = data;
+  t.dtype = dtype;
+  t.rank = static_cast<int32_t>(shape.size());
+  int32_t i = 0;
+  for (int64_t extent : shape)
+    t.shape[i++] = extent;
+  return t;
+}
+
+#define FLUID_CHECK(call)                                                      \
+  do {                                                                         \
+    fluid_status status_ = (call);                                             \
+    if (status_ != FLUID_OK)                                                   \
+      return status_;                                                          \
+  } while (0)
+
+/// One launch: the profiling hook around it, its status checked.
+#define FLUID_LAUNCH(index, call)                                              \
+  do {                                                                         \
+    if (env->on_launch)                                                        \
+      env->on_launch(env->user, index, 0);                                     \
+    fluid_status status_ = (call);                                             \
+    if (env->on_launch)                                                        \
+      env->on_launch(env->user, index, 1);                                     \
+    if (status_ != FLUID_OK)                                                   \
+      return status_;                                                          \
+  } while (0)
+)cpp";
+
+constexpr const char *kCopyCpu = R"cpp(
+fluid_status copyConstant(const fluid_program_env *, void *buffer,
+                          const void *data, size_t bytes) {
+  std::memcpy(buffer, data, bytes);
+  return FLUID_OK;
+}
+)cpp";
+
+constexpr const char *kCopyCuda = R"cpp(
+fluid_status copyConstant(const fluid_program_env *env, void *buffer,
+                          const void *data, size_t bytes) {
+  return fluid_cuda_copy_to_device(
+      static_cast<fluid_cuda_context *>(env->backend_context), buffer, data,
+      static_cast<int64_t>(bytes));
+}
+)cpp";
+
+constexpr const char *kFill = R"cpp(
+template <typename T>
+fluid_status fillConstant(const fluid_program_env *env, void *buffer,
+                          size_t count, T value) {
+  std::vector<T> values(count, value);
+  return copyConstant(env, buffer, values.data(), count * sizeof(T));
+}
+)cpp";
+
+} // namespace
+
+LogicalResult mlir::fluid::emitProgram(ModuleOp module,
+                                       const EmitOptions &options,
+                                       raw_ostream &os) {
+  // Parameters, in the module's order.
+  llvm::StringMap<int64_t> paramIndex;
+  SmallVector<ParamOp> params;
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    if (!dtypeOf(param.getTensorType().getElementType()))
+      return param.emitError()
+             << "cannot emit a parameter of type " << param.getTensorType();
+    paramIndex[param.getSymName()] = static_cast<int64_t>(params.size());
+    params.push_back(param);
+  }
+
+  std::string why;
+  FailureOr<func::FuncOp> entry = findEntryFunction(module, "", why);
+  if (failed(entry))
+    return module.emitError() << "cannot emit the program: " << why;
+
+  StaticData data;
+  std::vector<std::unique_ptr<FunctionEmitter>> functions;
+  int64_t trainIndex = -1, predictIndex = -1, classes = 0;
+  for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    if (func == *entry)
+      trainIndex = static_cast<int64_t>(functions.size());
+    else if (func.getSymName() == "predict")
+      predictIndex = static_cast<int64_t>(functions.size());
+    auto emitter = std::make_unique<FunctionEmitter>(
+        func, options, paramIndex, identifier(func.getSymName()), data);
+    if (failed(emitter->build()))
+      return failure();
+    if (func == *entry)
+      classes = emitter->classes;
+    functions.push_back(std::move(emitter));
+  }
+
+  auto lookupParam = [&](StringRef name, Type elementType) -> int64_t {
+    auto it = paramIndex.find(name);
+    if (it == paramIndex.end())
+      return -1;
+    RankedTensorType type = params[it->second].getTensorType();
+    return type.getRank() == 0 && type.getElementType() == elementType
+               ? it->second
+               : -1;
+  };
+  Builder builder(module.getContext());
+
+  bool cuda = options.backend == EmitBackend::Cuda;
+  os << "// Generated by fluid-compile from " << options.source
+     << ": do not edit.\n"
+     << "// Backend: " << (cuda ? "cuda" : "cpu")
+     << ". Training options: " << options.trainingOptions << "\n"
+     << "// Each launch is one runtime call, in program order; descriptors "
+        "name\n"
+     << "// arguments (a), parameters (p) and buffers (b).\n\n"
+     << "#include \"fluid/runtime/Program.h\"\n"
+     << (cuda ? "#include \"fluid/runtime/CudaKernels.h\"\n"
+              : "#include \"fluid/runtime/CpuGradKernels.h\"\n"
+                "#include \"fluid/runtime/CpuKernels.h\"\n"
+                "#include \"fluid/runtime/CpuOptimizerKernels.h\"\n")
+     << "\n#include <cstddef>\n#include <cstdint>\n#include <cstring>\n"
+        "#include <initializer_list>\n#include <limits>\n#include <vector>\n"
+     << kPreamble << (cuda ? kCopyCuda : kCopyCpu) << kFill << "\n";
+
+  // Parameters.
+  os << "//===- Parameters " << std::string(53, '-') << "===//\n\n";
+  os << "const fluid_program_param kParams[] = {\n";
+  for (ParamOp param : params) {
+    RankedTensorType type = param.getTensorType();
+    InitializerAttr init = param.getInit();
+    fluid_init_spec spec = initSpec(init);
+    bool integer = isa<IntegerType>(type.getElementType());
+    os << "    {" << valueLiteral(param.getSymName(), type) << ",\n     {"
+       << spec.kind << ", " << spec.fan_mode << ", "
+       << doubleLiteral(spec.value) << ", " << doubleLiteral(spec.mean) << ", "
+       << doubleLiteral(spec.std) << ", " << doubleLiteral(spec.low) << ", "
+       << doubleLiteral(spec.high) << ", " << doubleLiteral(spec.gain) << "}, "
+       << (integer ? integerInitValue(init) : 0) << ", "
+       << (param.getTrainable() ? 1 : 0) << ", "
+       << (param->hasAttr(kOptimizerStateAttrName) ? 1 : 0) << "},\n";
+  }
+  os << "};\n\n";
+
+  // Shared parameter structs and constant data.
+  os << "//===- Kernel parameters " << std::string(46, '-') << "===//\n\n";
+  for (auto &[key, name] : data.ordered) {
+    if (StringRef(key).starts_with("constant ")) {
+      os << StringRef(key).drop_front(9) << "\n";
+      continue;
+    }
+    auto [type, initializer] = StringRef(key).split(' ');
+    os << "const " << type << " " << name << " = " << initializer << ";\n";
+  }
+  os << "\n";
+
+  for (auto &function : functions)
+    function->write(os);
+
+  os << "const fluid_program_function kFunctions[] = {\n";
+  for (auto &function : functions)
+    os << "    " << function->infoLiteral() << ",\n";
+  os << "};\n\n";
+  os << "const fluid_program_info kProgram = {\n"
+     << "    FLUID_PROGRAM_ABI_VERSION,\n"
+     << "    " << (cuda ? "FLUID_BACKEND_CUDA" : "FLUID_BACKEND_CPU") << ",\n"
+     << "    " << quoted(options.source) << ",\n"
+     << "    " << quoted(options.trainingOptions) << ",\n"
+     << "    " << params.size() << ",\n    kParams,\n"
+     << "    " << functions.size() << ",\n    kFunctions,\n"
+     << "    " << trainIndex << ", // training step\n"
+     << "    " << predictIndex << ", // inference\n"
+     << "    " << lookupParam("learning_rate", builder.getF64Type())
+     << ", // base learning rate\n"
+     << "    " << lookupParam("global_step", builder.getI64Type())
+     << ", // step counter\n"
+     << "    " << classes << ", // classes\n};\n\n"
+     << "} // namespace\n\n"
+     << "extern \"C\" const fluid_program_info *fluid_program(void) {\n"
+     << "  return &kProgram;\n}\n";
+  if (options.withMain)
+    os << "\nint main(int argc, char **argv) {\n"
+       << "  return fluid_driver_main(argc, argv, fluid_program());\n}\n";
+  return success();
+}

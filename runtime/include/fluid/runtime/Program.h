@@ -1,0 +1,125 @@
+//===- Program.h - The interface between emitted programs and the driver --===//
+//
+// `fluid-compile` emits one C++ translation unit per model (see
+// docs/COMPILE.md). It describes the program with the plain data below and
+// runs it through the runtime's kernel entry points; the driver
+// (fluid_driver_main, in libfluid_runtime) owns everything else: memory,
+// parameters and their initial values, data, checkpoints, CUDA graphs and
+// logging. Emitted code allocates nothing and never synchronizes.
+//
+// Memory is given to a function as three pointer arrays: one per parameter
+// (the program's order), one per buffer of the function (its temporaries,
+// each `buffer_bytes[i]` bytes, 256-byte aligned on every backend), one per
+// argument. A function's results live in its buffers. On the cuda backend
+// every pointer is device memory of the context's device.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLUID_RUNTIME_PROGRAM_H
+#define FLUID_RUNTIME_PROGRAM_H
+
+#include "fluid/runtime/Init.h"
+#include "fluid/runtime/Tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Bumped whenever a struct below changes; the driver refuses other values.
+#define FLUID_PROGRAM_ABI_VERSION 1
+
+/// Where a program's kernels run. The numeric values are part of the ABI.
+typedef enum fluid_backend {
+  FLUID_BACKEND_CPU = 0,
+  FLUID_BACKEND_CUDA = 1,
+} fluid_backend;
+
+/// A named tensor type (no data).
+typedef struct fluid_program_value {
+  const char *name;
+  int32_t dtype; /* a fluid_dtype */
+  int32_t rank;
+  int64_t shape[FLUID_MAX_RANK];
+} fluid_program_value;
+
+/// A persistent tensor: a model parameter or optimizer state.
+typedef struct fluid_program_param {
+  fluid_program_value value; /* value.name is the parameter's name */
+  fluid_init_spec init;      /* floating-point parameters */
+  int64_t integer_init;      /* integer parameters (step counters) */
+  int32_t trainable;         /* 1 for model weights */
+  int32_t optimizer_state;   /* 1: a checkpoint may lack it (kept as is) */
+} fluid_program_param;
+
+/// The memory a function runs on (see the file comment).
+typedef struct fluid_program_memory {
+  void *const *params;
+  void *const *buffers;
+  void *const *arguments;
+} fluid_program_memory;
+
+/// How a function is run.
+typedef struct fluid_program_env {
+  /// The backend's context: a fluid_cuda_context * on cuda, NULL on cpu.
+  void *backend_context;
+  /// Optional (NULL: none): called right before (phase 0) and right after
+  /// (phase 1) launch number `launch` is enqueued, for profiling.
+  void (*on_launch)(void *user, int64_t launch, int32_t phase);
+  void *user;
+} fluid_program_env;
+
+/// One kernel launch of a function, for logs and profiles.
+typedef struct fluid_program_launch {
+  const char *kernel;   /* the op's name, e.g. "conv2d_grad_filter" */
+  const char *location; /* the op's location in the source, or "" */
+} fluid_program_launch;
+
+typedef fluid_status (*fluid_program_entry)(const fluid_program_env *env,
+                                            const fluid_program_memory *memory);
+
+/// A function of the program: the training step or the inference function.
+typedef struct fluid_program_function {
+  const char *name;
+  int64_t num_arguments;
+  const fluid_program_value *arguments; /* value.name: "images", "labels" */
+  int64_t num_results;
+  const fluid_program_value *results; /* value.name: "loss", "learning_rate",
+                                         "logits", ... */
+  const int64_t *result_buffers;      /* the buffer holding each result */
+  int64_t num_buffers;
+  const int64_t *buffer_bytes;
+  int64_t num_launches;
+  const fluid_program_launch *launches;
+  /// Fills the buffers that hold constants; call once per memory, before
+  /// the first run (on cuda it waits for its copies to finish).
+  fluid_program_entry initialize;
+  /// Enqueues the function's launches (on cuda it returns without waiting).
+  fluid_program_entry run;
+} fluid_program_function;
+
+/// A whole program, as emitted.
+typedef struct fluid_program_info {
+  int32_t abi_version; /* FLUID_PROGRAM_ABI_VERSION */
+  int32_t backend;     /* a fluid_backend */
+  const char *source;  /* the model file it was compiled from */
+  const char *options; /* the training options it was built with */
+  int64_t num_params;
+  const fluid_program_param *params;
+  int64_t num_functions;
+  const fluid_program_function *functions;
+  int64_t train_function;      /* index of the training step */
+  int64_t predict_function;    /* index of @predict, or -1 */
+  int64_t learning_rate_param; /* the base learning rate (f64, rank 0), or -1 */
+  int64_t step_param;          /* @global_step (i64, rank 0), or -1 */
+  int64_t classes;             /* the loss's number of classes */
+} fluid_program_info;
+
+/// Runs the training executable's command line (--help lists it) on
+/// `program`; returns the process exit code. Emitted programs' main().
+int fluid_driver_main(int argc, char **argv, const fluid_program_info *program);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // FLUID_RUNTIME_PROGRAM_H

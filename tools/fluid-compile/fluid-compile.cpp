@@ -1,0 +1,305 @@
+//===- fluid-compile.cpp - Compile a model into a training executable -----===//
+//
+//   fluid-compile MODEL.mlir -o EXE [--backend cuda|cpu]
+//                 [--training "optimizer=momentum lr=0.1 ..."]
+//
+// Builds the training step (--fluid-build-training, unless the file already
+// holds one), moves it to buffers (--fluid-bufferize,
+// --fluid-update-in-place), emits it as C++ that calls the runtime's
+// kernels (lib/Target/EmitProgram.cpp), and compiles that with the host
+// C++ compiler against libfluid_runtime, whose driver supplies the
+// executable's command line (run EXE --help).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fluid/Dialect/Fluid/IR/EntryPoint.h"
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
+#include "fluid/Passes/Passes.h"
+#include "fluid/Support/ProgramLoader.h"
+#include "fluid/Target/EmitProgram.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+namespace cl = llvm::cl;
+
+static cl::OptionCategory compileCategory("fluid-compile options");
+
+static cl::opt<std::string> inputFilename(cl::Positional,
+                                          cl::desc("<model.mlir>"),
+                                          cl::Required,
+                                          cl::cat(compileCategory));
+static cl::opt<std::string>
+    outputFilename("o",
+                   cl::desc("Output file (--emit=exe: required; otherwise "
+                            "default '-', standard output)"),
+                   cl::value_desc("FILE"), cl::cat(compileCategory));
+static cl::opt<std::string>
+    backendName("backend",
+                cl::desc("Whose kernels the program calls: cuda (default) "
+                         "or cpu"),
+                cl::init("cuda"), cl::cat(compileCategory));
+static cl::opt<std::string> emitKind(
+    "emit",
+    cl::desc("What to write: exe (default; the training executable), cpp "
+             "(the generated C++), buffers (the bufferized MLIR)"),
+    cl::init("exe"), cl::cat(compileCategory));
+static cl::opt<std::string> trainingOptions(
+    "training",
+    cl::desc("Options of --fluid-build-training for a forward program with "
+             "its loss (default \"optimizer=momentum lr=0.1 momentum=0.9\"); "
+             "the base rate becomes the parameter @learning_rate, which the "
+             "executable's --lr can change"),
+    cl::value_desc("\"optimizer=... lr=...\""), cl::cat(compileCategory));
+static cl::opt<bool> noUpdateInPlace(
+    "no-update-in-place",
+    cl::desc("Skip --fluid-update-in-place (parameters are then updated "
+             "through copies), to measure its effect"),
+    cl::init(false), cl::cat(compileCategory));
+static cl::opt<std::string>
+    cxx("cxx",
+        cl::desc("The C++ compiler (default: $CXX, else the one Fluid was "
+                 "built with, else c++)"),
+        cl::value_desc("PROGRAM"), cl::cat(compileCategory));
+static cl::opt<std::string>
+    optLevel("opt", cl::desc("Optimization flag for the C++ compiler"),
+             cl::init("-O1"), cl::cat(compileCategory));
+static cl::opt<std::string> runtimeInclude(
+    "runtime-include-dir",
+    cl::desc("Folder holding fluid/runtime/*.h (default: this build's)"),
+    cl::init(FLUID_RUNTIME_INCLUDE_DIR), cl::cat(compileCategory));
+static cl::opt<std::string> runtimeLibrary(
+    "runtime-library-dir",
+    cl::desc("Folder holding libfluid_runtime.so (default: this build's); "
+             "also the executable's run path"),
+    cl::init(FLUID_RUNTIME_LIBRARY_DIR), cl::cat(compileCategory));
+static cl::opt<bool>
+    saveTemps("save-temps",
+              cl::desc("Keep the generated C++ next to the executable "
+                       "(EXE.cpp)"),
+              cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> quiet("quiet", cl::desc("Print no progress"),
+                           cl::init(false), cl::cat(compileCategory));
+
+static constexpr const char *kDefaultTraining =
+    "optimizer=momentum lr=0.1 momentum=0.9";
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "fluid-compile: error: " << message << "\n";
+  return EXIT_FAILURE;
+}
+
+static void progress(const llvm::Twine &message) {
+  if (!quiet)
+    llvm::errs() << "fluid-compile: " << message << "\n";
+}
+
+/// Whether the entry function is already a training step.
+static bool isTrainingStep(func::FuncOp func) {
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (func.getResultAttr(i, "fluid.learning_rate"))
+      return true;
+  return false;
+}
+
+static std::string findCompiler() {
+  if (!cxx.empty())
+    return cxx;
+  if (const char *env = std::getenv("CXX"); env && *env)
+    return env;
+  if (llvm::sys::fs::can_execute(FLUID_HOST_CXX_COMPILER))
+    return FLUID_HOST_CXX_COMPILER;
+  return "c++";
+}
+
+/// Compiles `source` into `executable` (through a temporary file renamed
+/// over it, so a failed compilation leaves an older executable alone).
+static int compile(StringRef source, StringRef executable) {
+  std::string compiler = findCompiler();
+  llvm::ErrorOr<std::string> program =
+      llvm::sys::path::is_absolute(compiler)
+          ? llvm::ErrorOr<std::string>(compiler)
+          : llvm::sys::findProgramByName(compiler);
+  if (!program)
+    return fail("cannot find the C++ compiler '" + compiler +
+                "'; pass --cxx=PROGRAM");
+  if (!llvm::sys::fs::exists(runtimeInclude + "/fluid/runtime/Program.h"))
+    return fail("no runtime headers in '" + runtimeInclude +
+                "' (fluid/runtime/Program.h); pass --runtime-include-dir");
+  if (!llvm::sys::fs::exists(runtimeLibrary + "/libfluid_runtime.so"))
+    return fail("no libfluid_runtime.so in '" + runtimeLibrary +
+                "'; pass --runtime-library-dir");
+  std::string temporary = (executable + ".tmp").str();
+  SmallVector<std::string> args = {*program,
+                                   "-std=c++17",
+                                   optLevel,
+                                   "-x",
+                                   "c++",
+                                   source.str(),
+                                   "-I" + runtimeInclude,
+                                   "-L" + runtimeLibrary,
+                                   "-Wl,-rpath," + runtimeLibrary,
+                                   "-lfluid_runtime",
+                                   "-o",
+                                   temporary};
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string errorMessage;
+  auto start = std::chrono::steady_clock::now();
+  int rc = llvm::sys::ExecuteAndWait(*program, argRefs, std::nullopt, {}, 0, 0,
+                                     &errorMessage);
+  if (rc != 0) {
+    llvm::sys::fs::remove(temporary);
+    return fail("the C++ compiler failed" +
+                (errorMessage.empty()
+                     ? llvm::Twine(" (exit code ") + llvm::Twine(rc) + ")"
+                     : llvm::Twine(": ") + errorMessage) +
+                ": " + llvm::join(args, " "));
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, executable)) {
+    llvm::sys::fs::remove(temporary);
+    return fail("cannot write " + executable + ": " + ec.message());
+  }
+  progress(
+      "compiled " + executable + " in " +
+      llvm::Twine(static_cast<int>(std::chrono::duration<double>(
+                                       std::chrono::steady_clock::now() - start)
+                                       .count())) +
+      " s");
+  return EXIT_SUCCESS;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  registerFluidPasses();
+  registerFluidPipelines();
+  cl::HideUnrelatedOptions(compileCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "fluid-compile: compile a model into a training executable\n\n"
+      "Builds the training step, moves it to buffers, emits it as C++ calling\n"
+      "the runtime's cuda or cpu kernels and compiles it with the host C++\n"
+      "compiler. Run the executable with --help for its options.\n\n"
+      "Examples:\n"
+      "  fluid-models lenet5 --batch 64 -o lenet5.mlir\n"
+      "  fluid-compile lenet5.mlir -o lenet5 --backend cpu \\\n"
+      "      --training \"optimizer=momentum lr=0.05 momentum=0.9\"\n"
+      "  ./lenet5 --data fashion-mnist --epochs 1\n"
+      "  fluid-compile lenet5.mlir --emit=cpp | less\n\n"
+      "Exit status: 0 on success, 1 on any error.\n");
+
+  EmitOptions options;
+  if (backendName == "cuda")
+    options.backend = EmitBackend::Cuda;
+  else if (backendName == "cpu")
+    options.backend = EmitBackend::Cpu;
+  else
+    return fail("--backend must be cuda or cpu, got '" + backendName + "'");
+  if (emitKind != "exe" && emitKind != "cpp" && emitKind != "buffers")
+    return fail("--emit must be exe, cpp or buffers, got '" + emitKind + "'");
+  if (emitKind == "exe" && (outputFilename.empty() || outputFilename == "-"))
+    return fail("--emit=exe needs an output file: -o EXE");
+  if (outputFilename.empty())
+    outputFilename = "-";
+#ifndef FLUID_RUNTIME_HAS_CUDA
+  if (options.backend == EmitBackend::Cuda && emitKind == "exe")
+    return fail("this Fluid was built without the cuda backend (no nvcc "
+                "found); use --backend cpu");
+#endif
+
+  MLIRContext context;
+  context.loadDialect<FluidDialect, fluid_rt::FluidRtDialect, func::FuncDialect,
+                      memref::MemRefDialect>();
+  ProgramLoader loader(context, "fluid-compile");
+  OwningOpRef<ModuleOp> module = loader.load(inputFilename);
+  if (!module)
+    return EXIT_FAILURE;
+
+  std::string why;
+  FailureOr<func::FuncOp> entry = findEntryFunction(*module, "", why);
+  if (failed(entry))
+    return fail(inputFilename + ": " + why);
+  PassManager pm(&context);
+  if (isTrainingStep(*entry)) {
+    if (!trainingOptions.empty())
+      return fail(inputFilename + " already holds a training step (@" +
+                  entry->getSymName() +
+                  " returns a learning rate); --training applies to forward "
+                  "programs");
+    options.trainingOptions = "(built before)";
+  } else {
+    options.trainingOptions =
+        trainingOptions.empty() ? kDefaultTraining : trainingOptions.getValue();
+    progress("building the training step (" + options.trainingOptions + ")");
+    if (failed(parsePassPipeline("fluid-build-training{" +
+                                     options.trainingOptions +
+                                     " lr-param=true}",
+                                 pm, llvm::errs())))
+      return fail("bad --training options '" + options.trainingOptions + "'");
+  }
+  pm.addPass(createFluidBufferize());
+  if (!noUpdateInPlace)
+    pm.addPass(createFluidUpdateInPlace());
+  if (failed(pm.run(*module)))
+    return fail("the pipeline failed on " + inputFilename);
+  options.source = llvm::sys::path::filename(inputFilename).str();
+
+  if (emitKind == "buffers" || emitKind == "cpp") {
+    std::string errorMessage;
+    auto output = mlir::openOutputFile(outputFilename, &errorMessage);
+    if (!output)
+      return fail(errorMessage);
+    if (emitKind == "buffers")
+      module->print(output->os());
+    else if (failed(emitProgram(*module, options, output->os())))
+      return EXIT_FAILURE;
+    output->keep();
+    return EXIT_SUCCESS;
+  }
+
+  // The executable: emit next to it, then compile.
+  std::string source;
+  if (saveTemps) {
+    source = outputFilename + ".cpp";
+  } else {
+    SmallString<128> path;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("fluid-program", "cpp", path))
+      return fail("cannot create a temporary file: " + ec.message());
+    source = path.str().str();
+  }
+  llvm::scope_exit removeSource([&] {
+    if (!saveTemps)
+      llvm::sys::fs::remove(source);
+  });
+  {
+    std::string errorMessage;
+    auto output = mlir::openOutputFile(source, &errorMessage);
+    if (!output)
+      return fail(errorMessage);
+    if (failed(emitProgram(*module, options, output->os())))
+      return EXIT_FAILURE;
+    output->keep();
+  }
+  progress("emitted " +
+           llvm::Twine(options.backend == EmitBackend::Cuda ? "cuda" : "cpu") +
+           " program; compiling it with the C++ compiler");
+  return compile(source, outputFilename);
+}
