@@ -4,8 +4,11 @@
 #   build/lib/libfluid_runtime.so and build/bin/fluid-gpu-info
 # (the GPU machine has no MLIR; its Ubuntu is newer than Debian 12, so the
 # binaries run there). Prints the device, then runs every GPU test
-# (test/Runtime/gpu-*.py: each cuda kernel against the cpu oracle), and
-# writes logs under $OUT. Exits non-zero if any test fails.
+# (test/Runtime/gpu-*.py: each cuda kernel against the cpu oracle), then
+# the compiled training executables of scripts/gpu-prepare.sh
+# (test/Runtime/compiled-gpu.py: a ResNet-18 step on cuda against cpu,
+# LeNet-5 to 85% on Fashion-MNIST; carry build/gpu-programs), and writes
+# logs under $OUT. Exits non-zero if any test fails.
 #
 #   usage: scripts/gpu-run.sh [TEST-NAME-SUBSTRING]
 set -uo pipefail
@@ -17,7 +20,7 @@ lib="${FLUID_RUNTIME_LIB:-$root/build/lib/libfluid_runtime.so}"
 # cuDNN 9.19 and NCCL of PyTorch's wheels: the versions the runtime was
 # built against (the system's cuDNN is older).
 wheels=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH="$wheels/cudnn/lib:$wheels/cublas/lib:$wheels/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export LD_LIBRARY_PATH="$root/build/lib:$wheels/cudnn/lib:$wheels/cublas/lib:$wheels/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export PYTHONUNBUFFERED=1
 # Never use NVLink multicast on the shared machines.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -29,7 +32,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 
 failed=0
 passed=0
-for test in "$root"/test/Runtime/gpu-*.py; do
+for test in "$root"/test/Runtime/gpu-*.py "$root"/test/Runtime/compiled-gpu.py; do
   name="$(basename "$test" .py)"
   if [ $# -gt 0 ] && [[ "$name" != *"$1"* ]]; then
     continue
@@ -48,6 +51,19 @@ for test in "$root"/test/Runtime/gpu-*.py; do
   printf '%s: %s (%s cases passed, %d ms)\n' "$status" "$name" \
     "$(grep -c '^PASS' "$out/$name.log")" "$elapsed_ms"
 done 2>&1 | tee "$out/summary.log"
+# The training executables' driver on cuda (its own test program; carry
+# build/bin/fluid-driver-test and fluid-driver-test-cuda).
+if [ $# -eq 0 ] || [[ "driver" == *"$1"* ]]; then
+  echo "== driver"
+  PATH="$root/build/bin:$PATH" bash "$root/test/Runtime/driver/Inputs/gpu-check.sh" \
+    "$out/driver" > "$out/driver.log" 2>&1
+  grep -E '^(PASS|FAIL)' "$out/driver.log" | sed 's/^/  /'
+  if grep -q '^FAIL' "$out/driver.log"; then
+    echo "FAIL: driver ($(grep -c '^PASS' "$out/driver.log") checks passed)"
+  else
+    echo "PASS: driver ($(grep -c '^PASS' "$out/driver.log") checks passed)"
+  fi
+fi 2>&1 | tee -a "$out/summary.log"
 failed=$(grep -c '^FAIL:' "$out/summary.log")
 echo "GPU tests: $(grep -c '^PASS:' "$out/summary.log") passed, $failed failed"
 [ "$failed" -eq 0 ]

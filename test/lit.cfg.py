@@ -15,7 +15,8 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fluid_obj_root, "test")
 
 # Helper modules and inputs that are not tests themselves.
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "lib", "Inputs", "CMakeLists.txt"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "lib", "Inputs", "CMakeLists.txt",
+                   "compiled-gpu.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))

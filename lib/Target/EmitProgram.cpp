@@ -627,10 +627,15 @@ void FunctionEmitter::write(raw_ostream &os) {
     os << "    {" << quoted(kernel) << ", " << quoted(location) << "},\n";
   os << "};\n\n";
 
-  os << "fluid_status " << s
-     << "Initialize(const fluid_program_env *env,\n"
-        "                    const fluid_program_memory *memory) {\n"
-        "  void *const *B = memory->buffers;\n"
+  // The signature of an entry point, its parameters aligned.
+  auto signature = [&](StringRef entry) {
+    std::string head = "fluid_status " + s + entry.str() + "(";
+    os << head << "const fluid_program_env *env,\n"
+       << std::string(head.size(), ' ')
+       << "const fluid_program_memory *memory) {\n";
+  };
+  signature("Initialize");
+  os << "  void *const *B = memory->buffers;\n"
         "  (void)env;\n  (void)B;\n";
   for (const std::string &line : initializeBody)
     os << line << "\n";
@@ -641,9 +646,7 @@ void FunctionEmitter::write(raw_ostream &os) {
     os << "  return FLUID_OK;\n";
   os << "}\n\n";
 
-  os << "fluid_status " << s
-     << "Run(const fluid_program_env *env, const fluid_program_memory "
-        "*memory) {\n";
+  signature("Run");
   if (options.backend == EmitBackend::Cuda)
     os << "  fluid_cuda_context *context =\n"
           "      static_cast<fluid_cuda_context *>(env->backend_context);\n";

@@ -17,7 +17,8 @@
 // RUN: diff %t/baked.log %t/param.log
 // RUN: FileCheck %s --check-prefix=CURVE --input-file=%t/param.log
 // CURVE: step 1  epoch 0  loss {{[0-9.]+}}  lr 0.06
-// CURVE: step 9  epoch 2  loss {{[0-9.]+}}  lr 0.01
+// eta_min + (lr - eta_min) * (1 + cos(pi * 5 / 6)) / 2 = 0.029426
+// CURVE: step 9  epoch 2  loss {{[0-9.]+}}  lr 0.029426
 
 // CHECK: fluid.param @global_step : tensor<i64>
 // CHECK-NEXT: fluid.param @learning_rate : tensor<f64> init constant(2.500000e-01) {fluid.optimizer_state, trainable = false}

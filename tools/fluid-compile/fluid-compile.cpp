@@ -138,7 +138,7 @@ static int compile(StringRef source, StringRef executable) {
       llvm::sys::path::is_absolute(compiler)
           ? llvm::ErrorOr<std::string>(compiler)
           : llvm::sys::findProgramByName(compiler);
-  if (!program)
+  if (!program || !llvm::sys::fs::can_execute(*program))
     return fail("cannot find the C++ compiler '" + compiler +
                 "'; pass --cxx=PROGRAM");
   if (!llvm::sys::fs::exists(runtimeInclude + "/fluid/runtime/Program.h"))

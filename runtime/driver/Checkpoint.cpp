@@ -1,0 +1,160 @@
+//===- Checkpoint.cpp - Host copies of parameters and safetensors I/O -----===//
+
+#include "Checkpoint.h"
+
+#include "Text.h"
+#include "fluid/runtime/Error.h"
+#include "fluid/runtime/Safetensors.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+using namespace fluid::rt;
+using namespace fluid::rt::driver;
+
+namespace {
+
+[[noreturn]] void failRuntime(const std::string &context) {
+  fail(context + ": " + fluid_last_error());
+}
+
+struct ReaderCloser {
+  void operator()(fluid_safetensors_reader *r) const {
+    fluid_safetensors_close(r);
+  }
+};
+
+struct WriterFreer {
+  void operator()(fluid_safetensors_writer *w) const {
+    fluid_safetensors_writer_free(w);
+  }
+};
+
+template <typename T> void fillInteger(void *data, int64_t count, T value) {
+  std::fill_n(static_cast<T *>(data), count, value);
+}
+
+} // namespace
+
+AlignedBuffer::AlignedBuffer(int64_t bytes) : bytes_(bytes) {
+  if (bytes <= 0)
+    return;
+  // aligned_alloc wants a multiple of the alignment.
+  size_t rounded = (static_cast<size_t>(bytes) + 255) / 256 * 256;
+  void *memory = std::aligned_alloc(256, rounded);
+  if (!memory)
+    throw std::bad_alloc();
+  std::memset(memory, 0, rounded);
+  data_.reset(memory);
+}
+
+void AlignedBuffer::Free::operator()(void *p) const { std::free(p); }
+
+HostParameters::HostParameters(const ProgramView &program) : program_(program) {
+  values_.reserve(program.numParams());
+  for (int64_t i = 0; i < program.numParams(); ++i)
+    values_.emplace_back(program.paramBytes(i));
+}
+
+fluid_tensor HostParameters::descriptor(int64_t i) const {
+  const fluid_program_value &value = program_.param(i).value;
+  fluid_tensor t = {};
+  t.data = data(i);
+  t.dtype = value.dtype;
+  t.rank = value.rank;
+  std::copy_n(value.shape, value.rank, t.shape);
+  return t;
+}
+
+void HostParameters::initialize(uint64_t seed) {
+  for (int64_t i = 0; i < program_.numParams(); ++i) {
+    const fluid_program_param &param = program_.param(i);
+    fluid_tensor t = descriptor(i);
+    int64_t count = fluid_tensor_numel(&t);
+    switch (param.value.dtype) {
+    case FLUID_I32:
+      fillInteger(t.data, count, static_cast<int32_t>(param.integer_init));
+      break;
+    case FLUID_I64:
+      fillInteger(t.data, count, param.integer_init);
+      break;
+    case FLUID_F32:
+    case FLUID_F64:
+      if (fluid_init_tensor(&t, &param.init, seed,
+                            fluid_hash_name(param.value.name)) != FLUID_OK)
+        failRuntime(std::string("cannot initialize parameter @") +
+                    param.value.name);
+      break;
+    default:
+      fail(std::string("parameter @") + param.value.name + " is " +
+           describe(param.value) + ", a dtype the driver cannot initialize");
+    }
+  }
+}
+
+std::vector<std::string> HostParameters::load(const std::string &path) {
+  fluid_safetensors_reader *rawReader = nullptr;
+  if (fluid_safetensors_open(path.c_str(), &rawReader) != FLUID_OK)
+    failRuntime("cannot load parameters");
+  std::unique_ptr<fluid_safetensors_reader, ReaderCloser> reader(rawReader);
+
+  const fluid_program_info &program = program_.info();
+  for (int64_t i = 0; i < program_.numParams(); ++i) {
+    const fluid_program_param &param = program_.param(i);
+    const char *name = param.value.name;
+    fluid_tensor info = {};
+    if (fluid_safetensors_info(reader.get(), name, &info) != FLUID_OK) {
+      if (param.optimizer_state || i == program.learning_rate_param)
+        continue;
+      fail(format("%s has no tensor '%s' for parameter @%s (%s)", path.c_str(),
+                  name, name, describe(param.value).c_str()));
+    }
+    bool sameShape =
+        info.rank == param.value.rank &&
+        std::equal(info.shape, info.shape + info.rank, param.value.shape);
+    if (info.dtype != param.value.dtype || !sameShape)
+      fail(format("%s: tensor '%s' is %s but parameter @%s is %s", path.c_str(),
+                  name, describe(info.dtype, info.rank, info.shape).c_str(),
+                  name, describe(param.value).c_str()));
+    fluid_tensor destination = descriptor(i);
+    if (fluid_safetensors_read(reader.get(), name, &destination) != FLUID_OK)
+      failRuntime(std::string("cannot load parameter @") + name);
+  }
+
+  std::vector<std::string> unused;
+  int64_t count = 0;
+  if (fluid_safetensors_count(reader.get(), &count) != FLUID_OK)
+    failRuntime("cannot list the tensors of " + path);
+  for (int64_t t = 0; t < count; ++t) {
+    const char *name = nullptr;
+    if (fluid_safetensors_name(reader.get(), t, &name) != FLUID_OK)
+      failRuntime("cannot list the tensors of " + path);
+    bool known = false;
+    for (int64_t i = 0; i < program_.numParams() && !known; ++i)
+      known = std::strcmp(program_.param(i).value.name, name) == 0;
+    if (!known)
+      unused.push_back(name);
+  }
+  return unused;
+}
+
+void HostParameters::save(const std::string &path) const {
+  fluid_safetensors_writer *rawWriter = nullptr;
+  if (fluid_safetensors_writer_create(&rawWriter) != FLUID_OK)
+    failRuntime("cannot save parameters");
+  std::unique_ptr<fluid_safetensors_writer, WriterFreer> writer(rawWriter);
+  // The writer keeps the descriptors until it writes.
+  std::vector<fluid_tensor> descriptors;
+  descriptors.reserve(program_.numParams());
+  for (int64_t i = 0; i < program_.numParams(); ++i) {
+    descriptors.push_back(descriptor(i));
+    if (fluid_safetensors_writer_add(writer.get(), program_.param(i).value.name,
+                                     &descriptors.back()) != FLUID_OK)
+      failRuntime(std::string("cannot save parameter @") +
+                  program_.param(i).value.name);
+  }
+  if (fluid_safetensors_writer_write(writer.get(), path.c_str()) != FLUID_OK)
+    failRuntime("cannot save parameters");
+}

@@ -1,0 +1,578 @@
+//===- Driver.cpp - fluid_driver_main: the training executable ------------===//
+//
+// What an emitted program's main() runs: parses the command line (see
+// Options.cpp), checks the program (ProgramView), opens the data, creates
+// the backend's device, initializes or loads the parameters, and trains:
+//
+//   <prog>: <backend> backend, <count> examples, batch <B>, <S> steps per
+//       epoch; steps <D> to <T>
+//   step <n>  epoch <e>  loss <mean of the window>  lr <rate>  <n> images/s
+//       peak <MiB> MiB                           (every --log-every steps,
+//                                                 at epoch ends, at the end)
+//   epoch <e>  test accuracy <pct>%              (after each epoch)
+//   summary: <n> timed steps  images/s median ... peak memory <MiB> MiB
+//
+// The position in the data follows from the program's step counter, so a
+// run resumed with --load continues exactly where the saved one stopped,
+// as with fluid-train, whose runs a cpu program reproduces loss for loss.
+// Command-line mistakes exit with 2, every other error with 1, each as
+// "<prog>: error: <message>" on stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Checkpoint.h"
+#include "Device.h"
+#include "Options.h"
+#include "Profile.h"
+#include "ProgramView.h"
+#include "Text.h"
+#include "fluid/runtime/Data.h"
+#include "fluid/runtime/Error.h"
+#include "fluid/runtime/Program.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
+
+using namespace fluid::rt;
+using namespace fluid::rt::driver;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const char *const kFashionMnist = "/usr/share/datasets/fashion-mnist/";
+
+/// Steps whose results the cuda device keeps on the device between two
+/// collections; a longer --log-every collects in several rounds.
+constexpr int64_t kMaxStepsPerCollect = 1024;
+
+struct DatasetDeleter {
+  void operator()(fluid_dataset *d) const { fluid_dataset_free(d); }
+};
+using Dataset = std::unique_ptr<fluid_dataset, DatasetDeleter>;
+
+struct DatasetInfo {
+  int64_t count = 0, shape[3] = {0, 0, 0}, classes = 0;
+};
+
+std::string imageShapeText(const int64_t shape[3]) {
+  return format("%lldx%lldx%lld", static_cast<long long>(shape[0]),
+                static_cast<long long>(shape[1]),
+                static_cast<long long>(shape[2]));
+}
+
+/// Creates the folders of `path` (mkdir -p of its parent).
+bool createParentFolders(const std::string &path) {
+  for (size_t slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    std::string folder = path.substr(0, slash);
+    if (mkdir(folder.c_str(), 0755) != 0 && errno != EEXIST)
+      return false;
+  }
+  return true;
+}
+
+class TrainingRun {
+public:
+  TrainingRun(std::string name, const Options &options,
+              const ProgramView &program)
+      : name_(std::move(name)), options_(options), program_(program),
+        host_(program) {}
+
+  void run();
+
+private:
+  void checkFlagsAgainstProgram() const;
+  Dataset openDataset(const std::string &spec, const char *split, uint64_t seed,
+                      const char *role) const;
+  void openData();
+  void createDevice();
+  void prepareParameters();
+  void prepareTrainStep();
+  void train();
+  void logWindow(int64_t current, int64_t epoch);
+  double evaluate();
+  void save();
+  void profile();
+  void summarize();
+  void warn(const std::string &message) const;
+
+  const std::string name_;
+  const Options &options_;
+  const ProgramView &program_;
+  HostParameters host_;
+
+  Dataset train_, test_;
+  DatasetInfo trainInfo_;
+  int64_t stepsPerEpoch_ = 0;
+
+  std::unique_ptr<Device> device_;
+  std::vector<void *> params_, trainBuffers_;
+  int64_t done_ = 0, target_ = 0;
+  int64_t paramBytes_ = 0, trainBufferBytes_ = 0;
+
+  // The current log window.
+  double lossSum_ = 0;
+  int64_t lossCount_ = 0;
+  Clock::time_point windowStart_;
+  std::vector<double> stepMs_; // every training step of this run
+
+  // Evaluation, set up at its first use.
+  std::vector<void *> predictBuffers_, predictArguments_;
+  AlignedBuffer evalImages_, evalLabels_, evalLogits_;
+
+  std::vector<OpClassTime> profile_;
+};
+
+void TrainingRun::warn(const std::string &message) const {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: warning: %s\n", name_.c_str(), message.c_str());
+}
+
+void TrainingRun::checkFlagsAgainstProgram() const {
+  if (options_.batch && *options_.batch != program_.batch())
+    throw UsageError(
+        format("--batch %lld: the batch is fixed at compile time, and this "
+               "program was compiled for batch %lld",
+               static_cast<long long>(*options_.batch),
+               static_cast<long long>(program_.batch())));
+  if (options_.learningRate && program_.info().learning_rate_param < 0)
+    throw UsageError("--lr: the program bakes its learning rate in; rebuild "
+                     "it with fluid-compile to choose the rate at run time");
+}
+
+Dataset TrainingRun::openDataset(const std::string &spec, const char *split,
+                                 uint64_t seed, const char *role) const {
+  const int64_t *shape = program_.imageShape();
+  fluid_dataset *raw = nullptr;
+  fluid_status status;
+  if (spec == "synthetic") {
+    status = fluid_dataset_synthetic(options_.syntheticSize, shape[0], shape[1],
+                                     shape[2], program_.classes(), seed, &raw);
+  } else if (spec == "fashion-mnist") {
+    std::string images =
+        std::string(kFashionMnist) + split + "-images-idx3-ubyte.gz";
+    std::string labels =
+        std::string(kFashionMnist) + split + "-labels-idx1-ubyte.gz";
+    status = fluid_dataset_open_idx(images.c_str(), labels.c_str(), &raw);
+  } else {
+    size_t comma = spec.find(',');
+    status = fluid_dataset_open_idx(spec.substr(0, comma).c_str(),
+                                    spec.substr(comma + 1).c_str(), &raw);
+  }
+  if (status != FLUID_OK)
+    fail(std::string("cannot open the ") + role +
+         " data: " + fluid_last_error());
+  Dataset dataset(raw);
+
+  DatasetInfo info;
+  fluid_dataset_info(dataset.get(), &info.count, info.shape, &info.classes);
+  if (!std::equal(info.shape, info.shape + 3, shape))
+    fail(std::string("the ") + role + " images are " +
+         imageShapeText(info.shape) + " but the program takes " +
+         imageShapeText(shape));
+  if (info.classes > program_.classes())
+    fail(format("the %s data has labels up to %lld but the program has %lld "
+                "classes",
+                role, static_cast<long long>(info.classes - 1),
+                static_cast<long long>(program_.classes())));
+  return dataset;
+}
+
+void TrainingRun::openData() {
+  train_ = openDataset(options_.data, "train", options_.seed, "training");
+  fluid_dataset_info(train_.get(), &trainInfo_.count, trainInfo_.shape,
+                     &trainInfo_.classes);
+  stepsPerEpoch_ = trainInfo_.count / program_.batch();
+  if (stepsPerEpoch_ < 1)
+    fail(format("the training data has %lld examples, fewer than one batch "
+                "of %lld",
+                static_cast<long long>(trainInfo_.count),
+                static_cast<long long>(program_.batch())));
+  std::string testSpec = options_.effectiveTestData();
+  if (program_.predict() && testSpec != "none")
+    test_ = openDataset(testSpec, "t10k", options_.seed + 1, "test");
+}
+
+void TrainingRun::createDevice() {
+  if (!program_.isCuda()) {
+    device_ = createCpuDevice();
+    return;
+  }
+  CudaDeviceOptions cuda;
+  cuda.program = name_;
+  cuda.device = options_.device;
+  cuda.tf32 = options_.tf32;
+  if (options_.algorithmCache == "none") {
+    cuda.algorithmCachePath = "";
+  } else if (!options_.algorithmCache.empty()) {
+    cuda.algorithmCachePath = options_.algorithmCache;
+  } else {
+    cuda.algorithmCachePath = defaultAlgorithmCachePath();
+    if (!cuda.algorithmCachePath.empty() &&
+        !createParentFolders(cuda.algorithmCachePath)) {
+      warn("cannot create the folder of " + cuda.algorithmCachePath + " (" +
+           std::strerror(errno) +
+           "); convolution algorithms are searched anew in every run");
+      cuda.algorithmCachePath = "";
+    }
+  }
+  device_ = createCudaDevice(cuda);
+}
+
+void TrainingRun::prepareParameters() {
+  const fluid_program_info &info = program_.info();
+  host_.initialize(options_.seed);
+  if (!options_.loadPath.empty()) {
+    std::vector<std::string> unused = host_.load(options_.loadPath);
+    if (!unused.empty()) {
+      std::string list;
+      for (size_t i = 0; i < unused.size() && i < 8; ++i)
+        list += (i ? ", " : "") + unused[i];
+      if (unused.size() > 8)
+        list += format(" and %zu more", unused.size() - 8);
+      warn(options_.loadPath +
+           " has tensors the program does not use: " + list);
+    }
+  }
+  if (options_.learningRate)
+    *static_cast<double *>(host_.data(info.learning_rate_param)) =
+        *options_.learningRate;
+  if (info.step_param >= 0) {
+    done_ = *static_cast<const int64_t *>(host_.data(info.step_param));
+    if (done_ < 0)
+      fail(format("the step counter @%s is %lld",
+                  program_.param(info.step_param).value.name,
+                  static_cast<long long>(done_)));
+  }
+  for (int64_t i = 0; i < program_.numParams(); ++i) {
+    int64_t bytes = host_.bytes(i);
+    params_.push_back(device_->allocate(bytes));
+    device_->upload(params_.back(), host_.data(i), bytes);
+    paramBytes_ += bytes;
+  }
+}
+
+void TrainingRun::prepareTrainStep() {
+  const fluid_program_function &train = program_.train();
+  for (int64_t i = 0; i < train.num_buffers; ++i) {
+    trainBuffers_.push_back(device_->allocate(train.buffer_bytes[i]));
+    trainBufferBytes_ += train.buffer_bytes[i];
+  }
+  if (train.initialize) {
+    // Constants live in buffers: the arguments are not read.
+    void *arguments[2] = {nullptr, nullptr};
+    fluid_program_memory memory = {params_.data(), trainBuffers_.data(),
+                                   arguments};
+    fluid_program_env env = {device_->backendContext(), nullptr, nullptr};
+    if (train.initialize(&env, &memory) != FLUID_OK)
+      fail(std::string("cannot initialize the training function: ") +
+           fluid_last_error());
+  }
+
+  const TrainSignature &signature = program_.trainSignature();
+  StepSetup setup;
+  setup.function = &train;
+  setup.params = params_;
+  setup.buffers = trainBuffers_;
+  setup.imagesArgument = signature.imagesArgument;
+  setup.labelsArgument = signature.labelsArgument;
+  setup.lossBuffer = trainBuffers_[signature.lossBuffer];
+  setup.lossDtype = signature.lossDtype;
+  setup.learningRateBuffer = trainBuffers_[signature.learningRateBuffer];
+  BatchSource &source = setup.source;
+  source.dataset = train_.get();
+  source.count = trainInfo_.count;
+  source.batch = program_.batch();
+  std::copy_n(program_.imageShape(), 3, source.imageShape);
+  source.stepsPerEpoch = stepsPerEpoch_;
+  source.seed = options_.seed;
+  source.mean = options_.mean;
+  source.std = options_.std;
+  source.threads = options_.prefetchThreads;
+  source.firstStep = done_;
+  source.endStep = target_ + options_.profileSteps;
+  setup.warmupSteps = options_.warmup;
+  setup.graph = options_.graph;
+  setup.ringCapacity = std::min(options_.logEvery, kMaxStepsPerCollect);
+  device_->startTraining(setup);
+}
+
+void TrainingRun::run() {
+  checkFlagsAgainstProgram();
+  openData();
+  createDevice();
+  prepareParameters();
+
+  bool overflow =
+      options_.steps > 0
+          ? __builtin_add_overflow(done_, options_.steps, &target_)
+          : __builtin_mul_overflow(options_.epochs, stepsPerEpoch_, &target_);
+  target_ = std::max(target_, done_);
+  int64_t end = 0;
+  if (overflow || __builtin_add_overflow(target_, options_.profileSteps, &end))
+    throw UsageError("--steps, --epochs or --profile ask for more than 2^63 "
+                     "steps");
+
+  std::printf("%s: %s backend, %lld examples, batch %lld, %lld steps per "
+              "epoch; steps %lld to %lld\n",
+              name_.c_str(), program_.backendName(),
+              static_cast<long long>(trainInfo_.count),
+              static_cast<long long>(program_.batch()),
+              static_cast<long long>(stepsPerEpoch_),
+              static_cast<long long>(done_), static_cast<long long>(target_));
+  std::fflush(stdout);
+
+  prepareTrainStep();
+  train();
+  if (options_.profileSteps > 0)
+    profile();
+  summarize();
+}
+
+void TrainingRun::train() {
+  windowStart_ = Clock::now();
+  for (int64_t current = done_; current < target_; ++current) {
+    int64_t epoch = current / stepsPerEpoch_;
+    bool epochEnd = (current % stepsPerEpoch_) + 1 == stepsPerEpoch_;
+    bool last = current + 1 == target_;
+    device_->enqueueStep(current, false);
+    if ((current + 1) % options_.logEvery == 0 || epochEnd || last)
+      logWindow(current, epoch);
+    if (epochEnd || last) {
+      if (test_ && epochEnd) {
+        double accuracy = evaluate();
+        std::printf("epoch %lld  test accuracy %.2f%%\n",
+                    static_cast<long long>(epoch), accuracy);
+        std::fflush(stdout);
+      }
+      if (!options_.savePath.empty())
+        save();
+      windowStart_ = Clock::now();
+    }
+  }
+}
+
+void TrainingRun::logWindow(int64_t current, int64_t epoch) {
+  std::vector<StepRecord> records = device_->collect();
+  device_->checkErrors();
+  int64_t first = current + 1 - static_cast<int64_t>(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    double loss = records[i].loss;
+    if (!std::isfinite(loss))
+      fail("the loss is " + std::to_string(loss) + " at step " +
+           std::to_string(first + static_cast<int64_t>(i)) +
+           "; lower the learning rate");
+    lossSum_ += loss;
+    ++lossCount_;
+    stepMs_.push_back(records[i].milliseconds);
+  }
+  if (lossCount_ == 0)
+    return;
+  double seconds =
+      std::chrono::duration<double>(Clock::now() - windowStart_).count();
+  std::printf(
+      "step %lld  epoch %lld  loss %.4f  lr %.5g  %.0f images/s  "
+      "peak %.1f MiB\n",
+      static_cast<long long>(current + 1), static_cast<long long>(epoch),
+      lossSum_ / static_cast<double>(lossCount_), records.back().learningRate,
+      static_cast<double>(lossCount_ * program_.batch()) /
+          std::max(seconds, 1e-9),
+      mebibytes(device_->memory().peakBytes));
+  std::fflush(stdout);
+  lossSum_ = 0;
+  lossCount_ = 0;
+  windowStart_ = Clock::now();
+}
+
+double TrainingRun::evaluate() {
+  const fluid_program_function &predict = *program_.predict();
+  const PredictSignature &signature = program_.predictSignature();
+  const int64_t *shape = program_.imageShape();
+  int64_t batch = signature.batch;
+  int64_t imageBytes = batch * shape[0] * shape[1] * shape[2] *
+                       static_cast<int64_t>(sizeof(float));
+  int64_t logitsBytes =
+      batch * program_.classes() *
+      (signature.logitsDtype == FLUID_F32 ? sizeof(float) : sizeof(double));
+  if (predictArguments_.empty()) {
+    for (int64_t i = 0; i < predict.num_buffers; ++i)
+      predictBuffers_.push_back(device_->allocate(predict.buffer_bytes[i]));
+    predictArguments_.assign(1, device_->allocate(imageBytes));
+    evalImages_ = AlignedBuffer(imageBytes);
+    evalLabels_ = AlignedBuffer(batch * static_cast<int64_t>(sizeof(int64_t)));
+    evalLogits_ = AlignedBuffer(logitsBytes);
+    if (predict.initialize) {
+      fluid_program_memory memory = {params_.data(), predictBuffers_.data(),
+                                     predictArguments_.data()};
+      fluid_program_env env = {device_->backendContext(), nullptr, nullptr};
+      if (predict.initialize(&env, &memory) != FLUID_OK)
+        fail(std::string("cannot initialize the predict function: ") +
+             fluid_last_error());
+    }
+  }
+  fluid_program_memory memory = {params_.data(), predictBuffers_.data(),
+                                 predictArguments_.data()};
+  fluid_program_env env = {device_->backendContext(), nullptr, nullptr};
+  const void *logits = predictBuffers_[signature.logitsBuffer];
+
+  fluid_tensor images = {};
+  images.data = evalImages_.data();
+  images.dtype = FLUID_F32;
+  images.rank = 4;
+  images.shape[0] = batch;
+  std::copy_n(shape, 3, images.shape + 1);
+  fluid_tensor labels = {};
+  labels.data = evalLabels_.data();
+  labels.dtype = FLUID_I64;
+  labels.rank = 1;
+  labels.shape[0] = batch;
+
+  int64_t count = 0;
+  fluid_dataset_info(test_.get(), &count, nullptr, nullptr);
+  int64_t classes = program_.classes();
+  int64_t correct = 0;
+  std::vector<int64_t> indices(batch);
+  for (int64_t start = 0; start < count; start += batch) {
+    // The last batch is completed with repeats, which are not counted.
+    int64_t real = std::min(batch, count - start);
+    for (int64_t i = 0; i < batch; ++i)
+      indices[i] = start + std::min(i, real - 1);
+    if (fluid_dataset_batch(test_.get(), indices.data(), batch, &images,
+                            &labels, options_.mean, options_.std) != FLUID_OK)
+      fail(std::string("cannot prepare a test batch: ") + fluid_last_error());
+    device_->upload(predictArguments_[signature.imagesArgument],
+                    evalImages_.data(), imageBytes);
+    if (predict.run(&env, &memory) != FLUID_OK)
+      fail(std::string("the predict function failed: ") + fluid_last_error());
+    device_->download(evalLogits_.data(), logits, logitsBytes);
+    const int64_t *label = static_cast<const int64_t *>(evalLabels_.data());
+    for (int64_t i = 0; i < real; ++i) {
+      int64_t best = 0;
+      double bestValue = -HUGE_VAL;
+      for (int64_t c = 0; c < classes; ++c) {
+        double v = signature.logitsDtype == FLUID_F64
+                       ? static_cast<const double *>(
+                             evalLogits_.data())[i * classes + c]
+                       : static_cast<const float *>(
+                             evalLogits_.data())[i * classes + c];
+        if (v > bestValue) {
+          bestValue = v;
+          best = c;
+        }
+      }
+      correct += best == label[i];
+    }
+  }
+  device_->checkErrors();
+  return 100.0 * static_cast<double>(correct) / static_cast<double>(count);
+}
+
+void TrainingRun::save() {
+  for (int64_t i = 0; i < program_.numParams(); ++i)
+    device_->download(host_.data(i), params_[i], host_.bytes(i));
+  host_.save(options_.savePath);
+}
+
+void TrainingRun::profile() {
+  int64_t first = target_, end = target_ + options_.profileSteps;
+  for (int64_t step = first; step < end; ++step)
+    device_->enqueueStep(step, true);
+  device_->collect();
+  device_->checkErrors();
+  profile_ = profileByClass(program_.train(), device_->launchMilliseconds(),
+                            options_.profileSteps);
+  printProfile(stdout, profile_, options_.profileSteps);
+  std::fflush(stdout);
+}
+
+void TrainingRun::summarize() {
+  // The warm-up steps are left out, unless nothing else ran.
+  size_t skip = stepMs_.size() > static_cast<size_t>(options_.warmup)
+                    ? static_cast<size_t>(options_.warmup)
+                    : 0;
+  std::vector<double> ms(stepMs_.begin() + static_cast<ptrdiff_t>(skip),
+                         stepMs_.end());
+  std::vector<double> imagesPerSecond;
+  for (double m : ms)
+    imagesPerSecond.push_back(static_cast<double>(program_.batch()) * 1000.0 /
+                              std::max(m, 1e-9));
+  RunStats stats;
+  stats.program = program_.info().source ? program_.info().source : "";
+  stats.backend = program_.backendName();
+  stats.batch = program_.batch();
+  stats.timedSteps = static_cast<int64_t>(ms.size());
+  stats.imagesPerSecond = spreadOf(imagesPerSecond);
+  stats.stepMs = spreadOf(ms);
+  MemoryUse memory = device_->memory();
+  stats.peakMemoryBytes = memory.peakBytes;
+  stats.paramBytes = paramBytes_;
+  stats.bufferBytes = trainBufferBytes_;
+  stats.workspaceBytes = memory.workspaceBytes;
+  stats.graph = device_->usesGraph();
+  stats.tf32 = program_.isCuda() && options_.tf32;
+  stats.profile = profile_;
+  std::printf("summary: %lld timed steps  images/s median %.1f (min %.1f, max "
+              "%.1f)  step ms median %.3f  peak memory %.1f MiB\n",
+              static_cast<long long>(stats.timedSteps),
+              stats.imagesPerSecond.median, stats.imagesPerSecond.min,
+              stats.imagesPerSecond.max, stats.stepMs.median,
+              mebibytes(stats.peakMemoryBytes));
+  std::fflush(stdout);
+  if (!options_.statsJson.empty())
+    writeStatsJson(options_.statsJson, stats);
+}
+
+std::string programName(int argc, char **argv) {
+  if (argc < 1 || !argv || !argv[0] || !argv[0][0])
+    return "fluid-program";
+  const char *slash = std::strrchr(argv[0], '/');
+  return slash ? slash + 1 : argv[0];
+}
+
+int report(const std::string &name, const char *message, int code) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: error: %s\n", name.c_str(), message);
+  return code;
+}
+
+} // namespace
+
+extern "C" int fluid_driver_main(int argc, char **argv,
+                                 const fluid_program_info *program) {
+  std::string name = programName(argc, argv);
+  Options options;
+  try {
+    options = parseOptions(argc, argv);
+  } catch (const UsageError &e) {
+    return report(name, e.what(), 2);
+  } catch (const std::exception &e) {
+    return report(name, e.what(), 1);
+  }
+  if (options.help) {
+    std::fputs(usageText(name).c_str(), stdout);
+    return 0;
+  }
+  try {
+    ProgramView view(program);
+    if (options.info) {
+      view.print(stdout);
+      return 0;
+    }
+    TrainingRun(name, options, view).run();
+    return 0;
+  } catch (const UsageError &e) {
+    return report(name, e.what(), 2);
+  } catch (const std::bad_alloc &) {
+    return report(name, "out of host memory", 1);
+  } catch (const std::exception &e) {
+    return report(name, e.what(), 1);
+  } catch (...) {
+    return report(name, "unknown error", 1);
+  }
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs on the build machine (it has MLIR): compiles the training
+# executables the GPU machine runs, since that machine has no MLIR.
+#   build/gpu-programs/: lenet5-cuda (batch 64), resnet18-{cuda,cpu} (batch 4,
+#     64x64 images, 10 classes) and Fashion-MNIST's four files, for
+#     scripts/gpu-run.sh;
+#   build/bench/: resnet50-cuda and resnet34-cuda (batch 128, 224x224, 1000
+#     classes, momentum SGD lr 0.1 momentum 0.9), for bench/resnet.sh.
+# Then run on the GPU machine (the device tool), carrying build/lib,
+# build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
+#   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh
+#
+#   usage: scripts/gpu-prepare.sh [BUILD-DIR]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build}"
+bin="$build/bin"
+programs="$build/gpu-programs"
+bench="$build/bench"
+mkdir -p "$programs" "$bench"
+
+compile() { # MODEL-OPTIONS... -- OUTPUT BACKEND TRAINING
+  local out="$1" backend="$2" training="$3"
+  shift 3
+  "$bin/fluid-models" "$@" -o "$out.mlir"
+  "$bin/fluid-compile" "$out.mlir" --backend "$backend" --training "$training" \
+    -o "$out" --quiet
+  echo "compiled $out"
+}
+
+lenet="optimizer=momentum lr=0.05 momentum=0.9 weight-decay=5e-4"
+compile "$programs/lenet5-cuda" cuda "$lenet" lenet5 --batch 64
+resnet18="optimizer=momentum lr=0.1 momentum=0.9"
+compile "$programs/resnet18-cuda" cuda "$resnet18" resnet18 --batch 4 \
+  --image-size 64 --classes 10
+compile "$programs/resnet18-cpu" cpu "$resnet18" resnet18 --batch 4 \
+  --image-size 64 --classes 10
+cp /usr/share/datasets/fashion-mnist/*.gz "$programs/"
+
+resnet="optimizer=momentum lr=0.1 momentum=0.9"
+compile "$bench/resnet50-cuda" cuda "$resnet" resnet50 --batch 128
+compile "$bench/resnet34-cuda" cuda "$resnet" resnet34 --batch 128
+du -sh "$programs" "$bench" "$build/lib/libfluid_runtime.so"

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Compiled training executables on the GPU against the cpu backend.
+
+Runs on the GPU machine (scripts/gpu-run.sh), over the programs that
+scripts/gpu-prepare.sh compiled on the build machine into
+build/gpu-programs:
+
+1. A ResNet-18 training step (batch 4, 64x64, 10 classes, momentum SGD):
+   the cuda executable with TF32 off against the cpu executable, same
+   seed and data. After one step the momentum buffers hold the gradients
+   (the first momentum step stores the gradient itself) and the batch-norm
+   running statistics the batch's; every tensor of the two checkpoints must
+   agree within 1e-3 of the cpu tensor's largest magnitude, and the losses
+   within 1e-4 relative.
+2. Three steps with TF32 on, replayed through a CUDA graph after one
+   warm-up step, against the cpu executable: tolerance 5e-2 of the
+   largest magnitude (TF32 keeps 10 mantissa bits).
+3. The same three steps without the graph: equal to the graph's run within
+   1e-5 of the largest magnitude (only cuDNN's algorithm choice and atomics
+   may differ).
+4. LeNet-5 on Fashion-MNIST, 2 epochs on the GPU: test accuracy >= 85%.
+
+Prints PASS/FAIL per check; exits non-zero if any fails.
+
+  usage: compiled-gpu.py LIBFLUID_RUNTIME.so [OUT-DIR]
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import safetensors_io  # noqa: E402
+
+failures = 0
+
+
+def report(ok, name, detail):
+    global failures
+    print(("PASS" if ok else "FAIL") + ": " + name + ": " + detail, flush=True)
+    if not ok:
+        failures += 1
+
+
+def run(program, args, log):
+    command = [program] + args
+    with open(log, "w") as out:
+        result = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT,
+                                timeout=240)
+    text = open(log).read()
+    if result.returncode != 0:
+        print(text[-3000:])
+        raise RuntimeError(" ".join(command) + " failed with exit code "
+                           + str(result.returncode))
+    return text
+
+
+def losses(text):
+    return [float(m.group(1)) for m in
+            re.finditer(r"^step \d+ +epoch \d+ +loss ([0-9.eE+-]+|nan)", text,
+                        re.M)]
+
+
+def compare(reference, other, tolerance, name):
+    a = safetensors_io.load(reference)
+    b = safetensors_io.load(other)
+    if sorted(a) != sorted(b):
+        report(False, name, "the checkpoints hold different tensors")
+        return
+    worst, worst_name = 0.0, ""
+    for key in sorted(a):
+        x = np.asarray(a[key], dtype=np.float64)
+        y = np.asarray(b[key], dtype=np.float64)
+        scale = max(float(np.max(np.abs(x))) if x.size else 0.0, 1e-30)
+        error = float(np.max(np.abs(x - y))) / scale if x.size else 0.0
+        if error > worst:
+            worst, worst_name = error, key
+    report(worst <= tolerance, name,
+           "%d tensors, worst %.3g of its max (%s), tolerance %g"
+           % (len(a), worst, worst_name, tolerance))
+
+
+def main():
+    lib = sys.argv[1] if len(sys.argv) > 1 else "build/lib/libfluid_runtime.so"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(lib)))
+    programs = os.path.join(root, "gpu-programs")
+    out = (sys.argv[2] if len(sys.argv) > 2 else
+           os.path.join(os.environ["OUT"], "compiled") if os.environ.get("OUT")
+           else tempfile.mkdtemp())
+    os.makedirs(out, exist_ok=True)
+    needed = ["resnet18-cpu", "resnet18-cuda", "lenet5-cuda",
+              "train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
+    missing = [n for n in needed if not os.path.exists(os.path.join(programs, n))]
+    if missing:
+        report(False, "programs", "missing in %s: %s (run scripts/gpu-prepare.sh "
+               "on the build machine and carry build/gpu-programs)"
+               % (programs, ", ".join(missing)))
+        return 1
+    cache = os.path.join(out, "conv-algorithms.cache")
+    common = ["--data", "synthetic", "--synthetic-size", "16", "--test-data",
+              "none", "--log-every", "1", "--seed", "3"]
+
+    def p(name):
+        return os.path.join(programs, name)
+
+    def o(name):
+        return os.path.join(out, name)
+
+    # 1. One step, TF32 off.
+    cpu1 = run(p("resnet18-cpu"), common + ["--steps", "1", "--save",
+                                            o("cpu-1.safetensors")],
+               o("resnet18-cpu-1.log"))
+    gpu1 = run(p("resnet18-cuda"), common + [
+        "--steps", "1", "--no-tf32", "--algorithm-cache", cache, "--save",
+        o("cuda-1.safetensors")], o("resnet18-cuda-1.log"))
+    lc, lg = losses(cpu1), losses(gpu1)
+    report(len(lc) == 1 and len(lg) == 1 and abs(lc[0] - lg[0]) <= 1e-4 * abs(lc[0]),
+           "resnet18 step loss", "cpu %s, cuda %s" % (lc, lg))
+    compare(o("cpu-1.safetensors"), o("cuda-1.safetensors"), 1e-3,
+            "resnet18 step, cuda (TF32 off) vs cpu")
+
+    # 2. Three steps, TF32 on, CUDA graph after one warm-up step.
+    run(p("resnet18-cpu"), common + ["--steps", "3", "--save",
+                                     o("cpu-3.safetensors")],
+        o("resnet18-cpu-3.log"))
+    graph = run(p("resnet18-cuda"), common + [
+        "--steps", "3", "--warmup", "1", "--algorithm-cache", cache, "--save",
+        o("cuda-graph-3.safetensors")], o("resnet18-cuda-graph-3.log"))
+    compare(o("cpu-3.safetensors"), o("cuda-graph-3.safetensors"), 5e-2,
+            "resnet18 3 steps, cuda (TF32, graph) vs cpu")
+
+    # 3. The graph replays what the launches do.
+    plain = run(p("resnet18-cuda"), common + [
+        "--steps", "3", "--warmup", "1", "--no-graph", "--algorithm-cache",
+        cache, "--save", o("cuda-plain-3.safetensors")],
+        o("resnet18-cuda-plain-3.log"))
+    compare(o("cuda-plain-3.safetensors"), o("cuda-graph-3.safetensors"), 1e-5,
+            "resnet18 3 steps, CUDA graph vs no graph")
+    report(losses(graph) and len(losses(graph)) == len(losses(plain)),
+           "resnet18 logs", "graph %s, no graph %s" % (losses(graph),
+                                                        losses(plain)))
+
+    # 4. LeNet-5 on Fashion-MNIST.
+    train = p("train-images-idx3-ubyte.gz") + "," + p("train-labels-idx1-ubyte.gz")
+    test = p("t10k-images-idx3-ubyte.gz") + "," + p("t10k-labels-idx1-ubyte.gz")
+    text = run(p("lenet5-cuda"), ["--data", train, "--test-data", test,
+                                  "--epochs", "2", "--log-every", "200",
+                                  "--algorithm-cache", cache],
+               o("lenet5-cuda.log"))
+    accuracies = [float(a) for a in
+                  re.findall(r"^epoch \d+  test accuracy ([0-9.]+)%", text, re.M)]
+    summary = [line for line in text.splitlines() if line.startswith("summary")]
+    report(bool(accuracies) and accuracies[-1] >= 85.0,
+           "lenet5 fashion-mnist on cuda",
+           "test accuracy by epoch %s (need >= 85%%); %s"
+           % (accuracies, summary[-1] if summary else "no summary"))
+    print("compiled programs: %d failed" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
