@@ -1,7 +1,7 @@
 //===- Tensor.cpp - Tensor descriptors and error state --------------------===//
 
-#include "fluid/runtime/Error.h"
 #include "fluid/runtime/Tensor.h"
+#include "fluid/runtime/Error.h"
 
 #include <string>
 
@@ -30,6 +30,27 @@ extern "C" int64_t fluid_dtype_size(int32_t dtype) {
     return 1;
   default:
     return 0;
+  }
+}
+
+extern "C" const char *fluid_dtype_name(int32_t dtype) {
+  switch (dtype) {
+  case FLUID_F32:
+    return "f32";
+  case FLUID_F64:
+    return "f64";
+  case FLUID_I32:
+    return "i32";
+  case FLUID_I64:
+    return "i64";
+  case FLUID_F16:
+    return "f16";
+  case FLUID_BF16:
+    return "bf16";
+  case FLUID_U8:
+    return "u8";
+  default:
+    return nullptr;
   }
 }
 

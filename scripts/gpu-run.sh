@@ -50,6 +50,9 @@ for test in "$root"/test/Runtime/gpu-*.py "$root"/test/Runtime/compiled-gpu.py; 
   elapsed_ms=$((($(date +%s%N) - start) / 1000000))
   printf '%s: %s (%s cases passed, %d ms)\n' "$status" "$name" \
     "$(grep -c '^PASS' "$out/$name.log")" "$elapsed_ms"
+  if [ "$name" = compiled-gpu ]; then
+    grep -E '^(PASS|FAIL)' "$out/$name.log" | sed 's/^/  /'
+  fi
 done 2>&1 | tee "$out/summary.log"
 # The training executables' driver on cuda (its own test program; carry
 # build/bin/fluid-driver-test and fluid-driver-test-cuda).

@@ -30,23 +30,8 @@ std::optional<fluid_dtype> mlir::fluid::getDType(Type elementType) {
 }
 
 StringRef mlir::fluid::getDTypeName(fluid_dtype dtype) {
-  switch (dtype) {
-  case FLUID_F32:
-    return "f32";
-  case FLUID_F64:
-    return "f64";
-  case FLUID_I32:
-    return "i32";
-  case FLUID_I64:
-    return "i64";
-  case FLUID_F16:
-    return "f16";
-  case FLUID_BF16:
-    return "bf16";
-  case FLUID_U8:
-    return "u8";
-  }
-  return "unknown";
+  const char *name = fluid_dtype_name(dtype);
+  return name ? name : "unknown";
 }
 
 std::string mlir::fluid::describe(fluid_dtype dtype, ArrayRef<int64_t> shape) {

@@ -25,24 +25,8 @@ std::string driver::format(const char *pattern, ...) {
 }
 
 std::string driver::dtypeName(int32_t dtype) {
-  switch (dtype) {
-  case FLUID_F32:
-    return "f32";
-  case FLUID_F64:
-    return "f64";
-  case FLUID_I32:
-    return "i32";
-  case FLUID_I64:
-    return "i64";
-  case FLUID_F16:
-    return "f16";
-  case FLUID_BF16:
-    return "bf16";
-  case FLUID_U8:
-    return "u8";
-  default:
-    return "dtype " + std::to_string(dtype);
-  }
+  const char *name = fluid_dtype_name(dtype);
+  return name ? name : "dtype " + std::to_string(dtype);
 }
 
 std::string driver::describe(int32_t dtype, int32_t rank,

@@ -57,6 +57,10 @@ const char *fluid_last_error(void);
 /// Size in bytes of one element of `dtype` (0 for an unknown dtype).
 int64_t fluid_dtype_size(int32_t dtype);
 
+/// The short name of `dtype` ("f32", "i64", ...), or NULL for an unknown
+/// dtype.
+const char *fluid_dtype_name(int32_t dtype);
+
 /// Number of elements of `t` (product of its shape; 1 for rank 0).
 int64_t fluid_tensor_numel(const fluid_tensor *t);
 
