@@ -16,6 +16,7 @@
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 #include "fluid/Passes/Passes.h"
+#include "fluid/Support/OutputFile.h"
 #include "fluid/Support/ProgramLoader.h"
 #include "fluid/Target/EmitProgram.h"
 
@@ -28,6 +29,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -147,6 +149,8 @@ static int compile(StringRef source, StringRef executable) {
   if (!llvm::sys::fs::exists(runtimeLibrary + "/libfluid_runtime.so"))
     return fail("no libfluid_runtime.so in '" + runtimeLibrary +
                 "'; pass --runtime-library-dir");
+  if (failed(checkReplaceable(executable, "fluid-compile")))
+    return EXIT_FAILURE;
   std::string temporary = (executable + ".tmp").str();
   SmallVector<std::string> args = {*program,
                                    "-std=c++17",
@@ -177,12 +181,12 @@ static int compile(StringRef source, StringRef executable) {
     llvm::sys::fs::remove(temporary);
     return fail("cannot write " + executable + ": " + ec.message());
   }
-  progress(
-      "compiled " + executable + " in " +
-      llvm::Twine(static_cast<int>(std::chrono::duration<double>(
+  progress("compiled " + executable + " in " +
+           llvm::formatv("{0:F1}", std::chrono::duration<double>(
                                        std::chrono::steady_clock::now() - start)
-                                       .count())) +
-      " s");
+                                       .count())
+               .str() +
+           " s");
   return EXIT_SUCCESS;
 }
 
@@ -261,17 +265,24 @@ int main(int argc, char **argv) {
     return fail("the pipeline failed on " + inputFilename);
   options.source = llvm::sys::path::filename(inputFilename).str();
 
-  if (emitKind == "buffers" || emitKind == "cpp") {
-    std::string errorMessage;
-    auto output = mlir::openOutputFile(outputFilename, &errorMessage);
-    if (!output)
-      return fail(errorMessage);
-    if (emitKind == "buffers")
-      module->print(output->os());
-    else if (failed(emitProgram(*module, options, output->os())))
+  if (emitKind == "buffers") {
+    return succeeded(
+               writeOutputFile(outputFilename, "fluid-compile",
+                               [&](raw_ostream &os) { module->print(os); }))
+               ? EXIT_SUCCESS
+               : EXIT_FAILURE;
+  }
+  if (emitKind == "cpp") {
+    // Emitted into memory first: a program that cannot be emitted leaves
+    // no partial file behind.
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (failed(emitProgram(*module, options, os)))
       return EXIT_FAILURE;
-    output->keep();
-    return EXIT_SUCCESS;
+    return succeeded(writeOutputFile(outputFilename, "fluid-compile",
+                                     [&](raw_ostream &out) { out << text; }))
+               ? EXIT_SUCCESS
+               : EXIT_FAILURE;
   }
 
   // The executable: emit next to it, then compile.

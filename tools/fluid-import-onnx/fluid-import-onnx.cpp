@@ -13,6 +13,7 @@
 #include "OnnxImporter.h"
 #include "OnnxModel.h"
 
+#include "fluid/Support/OutputFile.h"
 #include "fluid/runtime/Safetensors.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -96,50 +97,16 @@ static bool writeParams(ArrayRef<const om::Tensor *> params, StringRef path) {
   return true;
 }
 
-/// Writes `module` to `path` ("-": standard output); a file appears under a
-/// temporary name and is renamed once complete.
+/// Writes `module` to `path` (see writeOutputFile: "-" is standard output,
+/// devices are written through, files replaced once complete).
 static bool writeModule(ModuleOp module, StringRef path) {
   OpPrintingFlags flags;
   if (printDebugInfo)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  if (path == "-") {
-    llvm::raw_fd_ostream &os = llvm::outs();
-    module->print(os, flags);
-    os.flush();
-    if (std::error_code ec = os.error()) {
-      os.clear_error();
-      error() << "cannot write to standard output: " << ec.message() << "\n";
-      return false;
-    }
-    return true;
-  }
-  llvm::Expected<llvm::sys::fs::TempFile> temp =
-      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
-  if (!temp) {
-    error() << "cannot write '" << path
-            << "': " << llvm::toString(temp.takeError()) << "\n";
-    return false;
-  }
-  std::error_code writeError;
-  {
-    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
-    module->print(os, flags);
-    os.flush();
-    writeError = os.error();
-    os.clear_error();
-  }
-  if (writeError) {
-    llvm::consumeError(temp->discard());
-    error() << "cannot write '" << path << "': " << writeError.message()
-            << "\n";
-    return false;
-  }
-  if (llvm::Error renameError = temp->keep(path)) {
-    error() << "cannot write '" << path
-            << "': " << llvm::toString(std::move(renameError)) << "\n";
-    return false;
-  }
-  return true;
+  LogicalResult written = mlir::fluid::writeOutputFile(
+      path, "fluid-import-onnx",
+      [&](raw_ostream &os) { module->print(os, flags); });
+  return succeeded(written);
 }
 
 /// `text` broken into lines of at most 76 characters at spaces.

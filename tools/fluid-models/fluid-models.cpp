@@ -10,6 +10,7 @@
 #include "Models.h"
 
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Support/OutputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -164,47 +165,9 @@ static LogicalResult writeModule(ModuleOp module, StringRef path) {
   OpPrintingFlags flags;
   if (printDebugInfo)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-
-  if (path == "-") {
-    llvm::raw_fd_ostream &os = llvm::outs();
-    module->print(os, flags);
-    os.flush();
-    if (std::error_code ec = os.error()) {
-      os.clear_error();
-      error() << "cannot write to standard output: " << ec.message() << "\n";
-      return failure();
-    }
-    return success();
-  }
-
-  llvm::Expected<llvm::sys::fs::TempFile> temp =
-      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
-  if (!temp) {
-    error() << "cannot write '" << path
-            << "': " << llvm::toString(temp.takeError()) << "\n";
-    return failure();
-  }
-  std::error_code writeError;
-  {
-    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
-    module->print(os, flags);
-    os.flush();
-    writeError = os.error();
-    os.clear_error();
-  }
-  if (writeError) {
-    llvm::consumeError(temp->discard());
-    error() << "cannot write '" << path << "': " << writeError.message()
-            << "\n";
-    return failure();
-  }
-  // keep() removes the temporary file itself when it cannot rename it.
-  if (llvm::Error renameError = temp->keep(path)) {
-    error() << "cannot write '" << path
-            << "': " << llvm::toString(std::move(renameError)) << "\n";
-    return failure();
-  }
-  return success();
+  LogicalResult written = mlir::fluid::writeOutputFile(
+      path, "fluid-models", [&](raw_ostream &os) { module->print(os, flags); });
+  return written;
 }
 
 int main(int argc, char **argv) {
