@@ -240,37 +240,14 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
-/// Checks a pooling call as the cpu backend does: `inputShaped` (the
-/// forward input or its gradient) is a float [N,C,H,W], `outputShaped`
-/// (the output or its gradient) has its dtype and the window's output
-/// shape.
-PoolShape checkPool(const CheckedTensor &inputShaped,
-                    const CheckedTensor &outputShaped, const int64_t kernel[2],
-                    const int64_t strides[2], const int64_t padding[4],
-                    const int64_t dilation[2], bool ceilMode) {
+/// The device-side copy of a pooling geometry the cpu backend checked
+/// (cpu::makePool2dGeometry), after the cuda backend's dtype check, so that
+/// both backends accept and reject the same calls with the same messages.
+template <typename MakeGeometry>
+PoolShape checkPool(const CheckedTensor &inputShaped, MakeGeometry &&make) {
   requireFloatDtype(inputShaped);
-  cpu::requireDtype(outputShaped, inputShaped);
-  cpu::requireRank(inputShaped, 4);
-  const Shape &in = inputShaped.shape;
-  cpu::WindowAxis rows =
-      cpu::makeWindowAxis("height", in[2], padding[0], padding[2], kernel[0],
-                          strides[0], dilation[0], ceilMode);
-  cpu::WindowAxis cols =
-      cpu::makeWindowAxis("width", in[3], padding[1], padding[3], kernel[1],
-                          strides[1], dilation[1], ceilMode);
-  cpu::requireShape(outputShaped, {in[0], in[1], rows.outSize, cols.outSize});
-  return PoolShape{in[0] * in[1], Axis(rows), Axis(cols)};
-}
-
-/// The cpu backend's geometry again, for its host-side window checks.
-cpu::WindowAxis hostAxis(const Axis &a) {
-  return cpu::WindowAxis{a.extent, a.padBefore, a.padAfter, a.kernel,
-                         a.stride, a.dilation,  a.outSize};
-}
-
-void requireWindowsTouchInput(const PoolShape &g) {
-  cpu::requireWindowsTouchInput(hostAxis(g.rows), "height");
-  cpu::requireWindowsTouchInput(hostAxis(g.cols), "width");
+  const cpu::Pool2dGeometry g = make();
+  return PoolShape{g.planes, Axis(g.rows), Axis(g.cols)};
 }
 
 /// Launches `kernel(Index)` with 32-bit indices when `count` allows.
@@ -326,10 +303,13 @@ fluid_cuda_max_pool2d(fluid_cuda_context *context,
     CheckedTensor input = checkTensor(context, inputDesc, "input");
     CheckedTensor output = checkTensor(context, outputDesc, "output");
     cpu::requireParams(params);
-    const PoolShape g =
-        checkPool(input, output, params->kernel, params->strides,
-                  params->padding, params->dilation, params->ceil_mode != 0);
-    requireWindowsTouchInput(g);
+    const PoolShape g = checkPool(input, [&] {
+      cpu::Pool2dGeometry geometry = cpu::makePool2dGeometry(
+          input, output, params->kernel, params->strides, params->padding,
+          params->dilation, params->ceil_mode != 0);
+      geometry.requireWindowsTouchInput();
+      return geometry;
+    });
     if (g.outputs() == 0)
       return;
     cpu::dispatchFloat(input.dtype(), [&](auto zero) {
@@ -348,15 +328,12 @@ fluid_cuda_avg_pool2d(fluid_cuda_context *context,
     CheckedTensor input = checkTensor(context, inputDesc, "input");
     CheckedTensor output = checkTensor(context, outputDesc, "output");
     cpu::requireParams(params);
-    const int64_t noDilation[2] = {1, 1};
-    const PoolShape g =
-        checkPool(input, output, params->kernel, params->strides,
-                  params->padding, noDilation, params->ceil_mode != 0);
     const bool countIncludePad = params->count_include_pad != 0;
-    // Without padded cells in the divisor, a window over padding alone
-    // would divide by zero.
-    if (!countIncludePad)
-      requireWindowsTouchInput(g);
+    const PoolShape g = checkPool(input, [&] {
+      return cpu::makeAvgPool2dGeometry(
+          input, output, params->kernel, params->strides, params->padding,
+          params->ceil_mode != 0, countIncludePad);
+    });
     if (g.outputs() == 0)
       return;
     cpu::dispatchFloat(input.dtype(), [&](auto zero) {
@@ -384,12 +361,15 @@ extern "C" fluid_status fluid_cuda_max_pool2d_grad(
     CheckedTensor input = checkTensor(context, inputDesc, "input");
     CheckedTensor gradInput = checkTensor(context, gradInputDesc, "grad_input");
     cpu::requireParams(params);
-    const PoolShape g =
-        checkPool(input, gradOutput, params->kernel, params->strides,
-                  params->padding, params->dilation, params->ceil_mode != 0);
-    cpu::requireDtype(gradInput, input);
-    cpu::requireShape(gradInput, input.shape);
-    requireWindowsTouchInput(g);
+    const PoolShape g = checkPool(input, [&] {
+      cpu::Pool2dGeometry geometry = cpu::makePool2dGeometry(
+          input, gradOutput, params->kernel, params->strides, params->padding,
+          params->dilation, params->ceil_mode != 0);
+      cpu::requireDtype(gradInput, input);
+      cpu::requireShape(gradInput, input.shape);
+      geometry.requireWindowsTouchInput();
+      return geometry;
+    });
     if (g.inputs() == 0)
       return;
     cpu::dispatchFloat(input.dtype(), [&](auto zero) {
@@ -414,13 +394,12 @@ extern "C" fluid_status fluid_cuda_avg_pool2d_grad(
         checkTensor(context, gradOutputDesc, "grad_output");
     CheckedTensor gradInput = checkTensor(context, gradInputDesc, "grad_input");
     cpu::requireParams(params);
-    const int64_t noDilation[2] = {1, 1};
-    const PoolShape g =
-        checkPool(gradInput, gradOutput, params->kernel, params->strides,
-                  params->padding, noDilation, params->ceil_mode != 0);
     const bool countIncludePad = params->count_include_pad != 0;
-    if (!countIncludePad)
-      requireWindowsTouchInput(g);
+    const PoolShape g = checkPool(gradInput, [&] {
+      return cpu::makeAvgPool2dGeometry(
+          gradInput, gradOutput, params->kernel, params->strides,
+          params->padding, params->ceil_mode != 0, countIncludePad);
+    });
     if (g.inputs() == 0)
       return;
     cpu::dispatchFloat(gradInput.dtype(), [&](auto zero) {
