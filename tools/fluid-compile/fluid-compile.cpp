@@ -258,9 +258,18 @@ int main(int argc, char **argv) {
                                  pm, llvm::errs())))
       return fail("bad --training options '" + options.trainingOptions + "'");
   }
-  pm.addPass(createFluidBufferize());
-  if (!noUpdateInPlace)
-    pm.addPass(createFluidUpdateInPlace());
+  // A module fluid-compile --emit=buffers wrote (perhaps edited since) is
+  // emitted as it is.
+  bool bufferized = llvm::any_of(entry->getArgumentTypes(), [](Type type) {
+    return isa<MemRefType>(type);
+  });
+  if (!bufferized) {
+    pm.addPass(createFluidBufferize());
+    if (!noUpdateInPlace)
+      pm.addPass(createFluidUpdateInPlace());
+  } else {
+    progress("the program is already bufferized; emitting it as it is");
+  }
   if (failed(pm.run(*module)))
     return fail("the pipeline failed on " + inputFilename);
   options.source = llvm::sys::path::filename(inputFilename).str();
