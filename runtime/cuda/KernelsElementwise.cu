@@ -1,5 +1,4 @@
 //===- KernelsElementwise.cu - Activations, arithmetic, gradients ---------===//
-//-===//
 //
 // relu, sigmoid, tanh and their gradients, and the broadcasting add, sub,
 // mul and div, all through the elementwise engine (Elementwise.cuh): the

@@ -1,5 +1,4 @@
-//===- OutputFile.h - Writing a tool's output file safely
-//------------------===//
+//===- OutputFile.h - Writing a tool's output file safely -----------------===//
 
 #ifndef FLUID_SUPPORT_OUTPUTFILE_H
 #define FLUID_SUPPORT_OUTPUTFILE_H

@@ -1,5 +1,4 @@
-//===- Init.h - Deterministic parameter initializers
-//-----------------------===//
+//===- Init.h - Deterministic parameter initializers ----------------------===//
 //
 // Fills parameter tensors the way torch.nn.init does (same fan conventions and
 // formulas), but with values that are bit-for-bit reproducible on every

@@ -1,4 +1,4 @@
-//===- Tensor.h - Tensor descriptors shared by every runtime backend -------===//
+//===- Tensor.h - Tensor descriptors shared by every runtime backend ------===//
 //
 // The runtime's public interface is a C ABI, so that emitted host code, the
 // tensor-level interpreter (built without exceptions) and test harnesses
