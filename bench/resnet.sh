@@ -134,7 +134,10 @@ torch_run() { # MODEL VARIANT CAP ARGS...
 
 {
   date -u '+%Y-%m-%d %H:%M:%S UTC'
-  echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
+  # The commit the executables were compiled from (scripts/gpu-prepare.sh
+  # records it on the build machine; the GPU machine's copy of .git may be
+  # older than its working tree).
+  echo "programs: $(cat "$root/build/bench/BUILD-INFO" 2>/dev/null || echo 'no build/bench/BUILD-INFO')"
   nvidia-smi -L
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit,temperature.gpu \
     --format=csv 2>/dev/null

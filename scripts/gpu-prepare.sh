@@ -44,4 +44,9 @@ cp /usr/share/datasets/fashion-mnist/*.gz "$programs/"
 resnet="optimizer=momentum lr=0.1 momentum=0.9"
 compile "$bench/resnet50-cuda" cuda "$resnet" resnet50 --batch 128
 compile "$bench/resnet34-cuda" cuda "$resnet" resnet34 --batch 128
+info="compiled $(date -u '+%Y-%m-%d %H:%M UTC') from commit $(git -C "$root" rev-parse --short HEAD)"
+if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then
+  info="$info with uncommitted changes"
+fi
+echo "$info" | tee "$programs/BUILD-INFO" > "$bench/BUILD-INFO"
 du -sh "$programs" "$bench" "$build/lib/libfluid_runtime.so"
