@@ -46,9 +46,6 @@ def op_class(name):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="resnet50")
-    parser.add_argument("--batch", type=int, default=128)
-    parser.add_argument("--image-size", type=int, default=224)
-    parser.add_argument("--classes", type=int, default=1000)
     parser.add_argument("--memory-format", default="nchw",
                         choices=["nchw", "channels_last"])
     parser.add_argument("--warmup", type=int, default=5)
@@ -59,40 +56,17 @@ def main(argv=None):
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    torch.backends.cuda.matmul.allow_tf32 = True
-    torch.backends.cudnn.allow_tf32 = True
-    torch.backends.cudnn.benchmark = True
-    device = torch.device("cuda")
-    model = torch_resnet.build_model(args.model, args.classes, "auto")[0]
-    model = model.to(device).train()
-    fmt = (torch.channels_last if args.memory_format == "channels_last"
-           else torch.contiguous_format)
-    model = model.to(memory_format=fmt)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    generator = torch.Generator(device=device).manual_seed(0)
-    pixels = torch.randint(0, 256, (args.batch, 3, args.image_size,
-                                    args.image_size), device=device,
-                           generator=generator, dtype=torch.uint8)
-    images = ((pixels.float() / 255 - torch_resnet.MEAN) / torch_resnet.STD
-              ).contiguous(memory_format=fmt)
-    labels = torch.randint(0, args.classes, (args.batch,), device=device,
-                           generator=generator)
-
-    def step():
-        optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(model(images), labels)
-        loss.backward()
-        optimizer.step()
-
-    for _ in range(args.warmup):
-        step()
+    # The benchmark's own setup: same model, optimizer, data and backends.
+    bench_args = torch_resnet.parse_args([
+        "--model", args.model, "--memory-format", args.memory_format])
+    step = torch_resnet.make_step(bench_args, {})
+    for i in range(args.warmup):
+        step(i)
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
-        for _ in range(args.steps):
-            step()
+        for i in range(args.steps):
+            step(args.warmup + i)
         torch.cuda.synchronize()
-
     # Self CUDA time of each aten op: the kernels it launched itself.
     totals, counts = {}, {}
     for event in prof.key_averages():

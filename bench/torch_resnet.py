@@ -225,7 +225,9 @@ def summary(values):
             "max": max(values)}
 
 
-def run(args, record):
+def make_step(args, record):
+    """The benchmark's setup (backends, model, optimizer, inputs on the
+    device); returns step(i), one training step on input batch i."""
     import torch
     import torch.nn as nn
 
@@ -299,6 +301,15 @@ def run(args, record):
         optimizer.step()
         return loss
 
+    return step
+
+
+def run(args, record):
+    import torch
+
+    cuda = args.device.startswith("cuda")
+    device = torch.device(args.device)
+    step = make_step(args, record)
     if cuda:
         torch.cuda.synchronize(device)
         torch.cuda.empty_cache()

@@ -403,7 +403,7 @@ void FluidAppendOptimizerPass::runOnOperation() {
   Value loss = ret.getOperand(lossIndex);
   DictionaryAttr lossAttrs = func.getResultAttrDict(lossIndex);
   DictionaryAttr rateAttrs = builder.getDictionaryAttr(
-      builder.getNamedAttr("fluid.learning_rate", builder.getUnitAttr()));
+      builder.getNamedAttr(kLearningRateResultAttrName, builder.getUnitAttr()));
   func::ReturnOp::create(builder, ret.getLoc(), ValueRange{loss, rate64});
   ret.erase();
   func.setType(builder.getFunctionType(func.getArgumentTypes(),

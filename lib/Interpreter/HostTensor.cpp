@@ -1,6 +1,7 @@
 //===- HostTensor.cpp - Tensors in host memory for the interpreter --------===//
 
 #include "fluid/Interpreter/HostTensor.h"
+#include "fluid/Dialect/Fluid/IR/KernelParams.h"
 #include "fluid/runtime/Npy.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
@@ -12,22 +13,6 @@
 
 using namespace mlir;
 using namespace mlir::fluid;
-
-std::optional<fluid_dtype> mlir::fluid::getDType(Type elementType) {
-  if (elementType.isF32())
-    return FLUID_F32;
-  if (elementType.isF64())
-    return FLUID_F64;
-  if (elementType.isF16())
-    return FLUID_F16;
-  if (elementType.isBF16())
-    return FLUID_BF16;
-  if (elementType.isSignlessInteger(32))
-    return FLUID_I32;
-  if (elementType.isSignlessInteger(64))
-    return FLUID_I64;
-  return std::nullopt;
-}
 
 StringRef mlir::fluid::getDTypeName(fluid_dtype dtype) {
   const char *name = fluid_dtype_name(dtype);

@@ -123,21 +123,27 @@ struct DTypeInfo {
   int64_t bytes;
 };
 
+/// How emitted code spells the runtime's element type of `type`.
 std::optional<DTypeInfo> dtypeOf(Type type) {
-  if (type.isF32())
+  std::optional<fluid_dtype> dtype = getDType(type);
+  if (!dtype)
+    return std::nullopt;
+  switch (*dtype) {
+  case FLUID_F32:
     return DTypeInfo{"FLUID_F32", "float", 4};
-  if (type.isF64())
+  case FLUID_F64:
     return DTypeInfo{"FLUID_F64", "double", 8};
-  if (type.isF16())
+  case FLUID_F16:
     return DTypeInfo{"FLUID_F16", "uint16_t", 2};
-  if (type.isBF16())
+  case FLUID_BF16:
     return DTypeInfo{"FLUID_BF16", "uint16_t", 2};
-  if (type.isSignlessInteger(32))
+  case FLUID_I32:
     return DTypeInfo{"FLUID_I32", "int32_t", 4};
-  if (type.isSignlessInteger(64))
+  case FLUID_I64:
     return DTypeInfo{"FLUID_I64", "int64_t", 8};
-  if (type.isUnsignedInteger(8))
+  case FLUID_U8:
     return DTypeInfo{"FLUID_U8", "uint8_t", 1};
+  }
   return std::nullopt;
 }
 
@@ -220,6 +226,8 @@ private:
   SmallVector<std::pair<std::string, std::string>> declarations;
   std::map<std::pair<std::pair<int, int64_t>, std::string>, std::string>
       declared;
+  // Descriptors declared so far per storage: the next one is a view.
+  std::map<std::pair<int, int64_t>, int> viewCount;
   SmallVector<std::string> body;
   SmallVector<std::pair<std::string, std::string>> launches;
   SmallVector<std::string> initializeBody;
@@ -251,10 +259,7 @@ FailureOr<std::string> FunctionEmitter::descriptor(Value value) {
                       : where.kind == Storage::Param  ? "P"
                                                       : "B";
   std::string name = prefix + std::to_string(where.index);
-  int views = 0;
-  for (auto &[k, existing] : declared)
-    views += k.first == slot.first;
-  if (views)
+  if (int views = viewCount[slot.first]++)
     name += "_v" + std::to_string(views);
   declared[slot] = name;
   std::string comment;
@@ -590,7 +595,7 @@ LogicalResult FunctionEmitter::build() {
     std::string name = "result" + std::to_string(i);
     if (func.getResultAttr(i, "fluid.loss"))
       name = "loss";
-    else if (func.getResultAttr(i, "fluid.learning_rate"))
+    else if (func.getResultAttr(i, kLearningRateResultAttrName))
       name = "learning_rate";
     else if (func.getSymName() == "predict" && i == 0)
       name = "logits";

@@ -100,13 +100,12 @@ std::vector<std::string> HostParameters::load(const std::string &path) {
     failRuntime("cannot load parameters");
   std::unique_ptr<fluid_safetensors_reader, ReaderCloser> reader(rawReader);
 
-  const fluid_program_info &program = program_.info();
   for (int64_t i = 0; i < program_.numParams(); ++i) {
     const fluid_program_param &param = program_.param(i);
     const char *name = param.value.name;
     fluid_tensor info = {};
     if (fluid_safetensors_info(reader.get(), name, &info) != FLUID_OK) {
-      if (param.optimizer_state || i == program.learning_rate_param)
+      if (param.optimizer_state)
         continue;
       fail(format("%s has no tensor '%s' for parameter @%s (%s)", path.c_str(),
                   name, name, describe(param.value).c_str()));

@@ -114,14 +114,6 @@ static void progress(const llvm::Twine &message) {
     llvm::errs() << "fluid-compile: " << message << "\n";
 }
 
-/// Whether the entry function is already a training step.
-static bool isTrainingStep(func::FuncOp func) {
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    if (func.getResultAttr(i, "fluid.learning_rate"))
-      return true;
-  return false;
-}
-
 static std::string findCompiler() {
   if (!cxx.empty())
     return cxx;

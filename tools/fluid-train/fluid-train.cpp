@@ -268,10 +268,7 @@ int main(int argc, char **argv) {
     return fail("@" + step.getSymName() +
                 " must take two arguments named (fluid.name) \"images\" and "
                 "\"labels\", as fluid-models writes");
-  bool built = false;
-  for (unsigned i = 0; i < step.getNumResults(); ++i)
-    built |= step.getResultAttr(i, "fluid.learning_rate") != nullptr;
-  if (!built)
+  if (!isTrainingStep(step))
     return fail("@" + step.getSymName() +
                 " is not a training step; build one with fluid-opt "
                 "--fluid-build-training=\"...\" or pass --build-training");

@@ -59,8 +59,6 @@ private:
   std::shared_ptr<void> storage;
 };
 
-/// The runtime dtype of an MLIR element type, if the runtime has one.
-std::optional<fluid_dtype> getDType(Type elementType);
 /// "f32", "i64", ...
 StringRef getDTypeName(fluid_dtype dtype);
 /// "[2,3,4] f32"

@@ -173,6 +173,8 @@ fluid_status predictRun(const fluid_program_env *env,
   return FLUID_OK;
 }
 
+/// A parameter; what is not trainable is optimizer state (the step counter
+/// and the base rate), as fluid-compile marks them.
 fluid_program_param param(fluid_program_value v, fluid_init_spec init,
                           int64_t integerInit, int32_t trainable) {
   fluid_program_param p = {};
@@ -180,6 +182,7 @@ fluid_program_param param(fluid_program_value v, fluid_init_spec init,
   p.init = init;
   p.integer_init = integerInit;
   p.trainable = trainable;
+  p.optimizer_state = !trainable;
   return p;
 }
 

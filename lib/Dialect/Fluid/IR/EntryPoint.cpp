@@ -36,3 +36,10 @@ FailureOr<func::FuncOp> mlir::fluid::findEntryFunction(ModuleOp module,
   why = "cannot choose the entry function among " + names;
   return failure();
 }
+
+bool mlir::fluid::isTrainingStep(func::FuncOp func) {
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (func.getResultAttr(i, kLearningRateResultAttrName))
+      return true;
+  return false;
+}

@@ -17,6 +17,13 @@ constexpr StringLiteral kEntryAttrName = "fluid.entry";
 /// counter, momentum buffers, Adam moments) rather than the model.
 constexpr StringLiteral kOptimizerStateAttrName = "fluid.optimizer_state";
 
+/// The result attribute of a training step's learning rate
+/// (--fluid-append-optimizer), which marks the function as a training step.
+constexpr StringLiteral kLearningRateResultAttrName = "fluid.learning_rate";
+
+/// Whether `func` is a training step: it returns its learning rate.
+bool isTrainingStep(func::FuncOp func);
+
 /// The function named `name`, or, when `name` is empty, the one function
 /// marked `fluid.entry`, else the only public function with a body. On
 /// failure `why` says what the program has instead.

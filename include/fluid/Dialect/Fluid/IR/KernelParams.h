@@ -20,6 +20,25 @@
 
 namespace mlir::fluid {
 
+/// The runtime's element type of an MLIR element type, if it has one.
+inline std::optional<fluid_dtype> getDType(Type elementType) {
+  if (elementType.isF32())
+    return FLUID_F32;
+  if (elementType.isF64())
+    return FLUID_F64;
+  if (elementType.isF16())
+    return FLUID_F16;
+  if (elementType.isBF16())
+    return FLUID_BF16;
+  if (elementType.isSignlessInteger(32))
+    return FLUID_I32;
+  if (elementType.isSignlessInteger(64))
+    return FLUID_I64;
+  if (elementType.isUnsignedInteger(8))
+    return FLUID_U8;
+  return std::nullopt;
+}
+
 /// An axis made non-negative.
 inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
