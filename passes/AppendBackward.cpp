@@ -395,6 +395,29 @@ LogicalResult BackwardBuilder::build() {
            << " must return exactly one scalar floating-point loss";
   Value loss = ret.getOperand(0);
 
+  // Only the optimizer updates trainable parameters, once per step; the
+  // forward function may write other state (running statistics), once.
+  llvm::StringMap<SetParamOp> writes;
+  for (auto set : body.getOps<SetParamOp>()) {
+    auto param =
+        SymbolTable::lookupNearestSymbolFrom<ParamOp>(set, set.getNameAttr());
+    if (param && param.getTrainable())
+      return set.emitError()
+             << "--fluid-append-backward: @" << func.getSymName()
+             << " writes the trainable parameter @" << param.getSymName()
+             << ", which the optimizer updates; a forward function may "
+                "write only parameters with trainable = false";
+    auto [it, inserted] = writes.try_emplace(set.getName(), set);
+    if (!inserted) {
+      InFlightDiagnostic diag = set.emitError() << "--fluid-append-backward: @"
+                                                << func.getSymName()
+                                                << " writes the parameter @"
+                                                << set.getName() << " twice";
+      diag.attachNote(it->second.getLoc()) << "first written here";
+      return diag;
+    }
+  }
+
   findDifferentiableValues();
   builder.setInsertionPoint(ret);
   SmallVector<Operation *> forward;
@@ -425,9 +448,32 @@ LogicalResult BackwardBuilder::build() {
         sum = sum ? AddOp::create(builder, get.getLoc(), sum, grad) : grad;
       }
 
+  // A loss no trainable parameter reaches has nothing to train; a parameter
+  // the loss does not reach keeps a zero gradient, which is worth a word.
+  if (!trainable.empty() && paramGrads.empty())
+    return ret.emitError()
+           << "--fluid-append-backward: the loss of @" << func.getSymName()
+           << " depends on none of the " << trainable.size()
+           << " trainable parameters; there is nothing to train";
+  SmallVector<StringRef> unreached;
+  for (ParamOp param : trainable)
+    if (!paramGrads.count(param.getSymName()))
+      unreached.push_back(param.getSymName());
+  if (!unreached.empty()) {
+    InFlightDiagnostic diag = func.emitWarning()
+                              << "--fluid-append-backward: the loss does not "
+                                 "depend on "
+                              << unreached.size() << " trainable parameter"
+                              << (unreached.size() == 1 ? "" : "s") << " (@"
+                              << unreached.front();
+    if (unreached.size() > 1)
+      diag << (unreached.size() == 2 ? ", @" : ", ..., @") << unreached.back();
+    diag << "); their gradient is zero";
+  }
+
   SmallVector<Value> results = {loss};
   SmallVector<DictionaryAttr> resultAttrs = {builder.getDictionaryAttr(
-      builder.getNamedAttr("fluid.loss", builder.getUnitAttr()))};
+      builder.getNamedAttr(kLossAttrName, builder.getUnitAttr()))};
   for (ParamOp param : trainable) {
     Value grad = paramGrads.lookup(param.getSymName());
     if (!grad) {
@@ -439,7 +485,7 @@ LogicalResult BackwardBuilder::build() {
     }
     results.push_back(grad);
     resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
-        "fluid.grad_of", FlatSymbolRefAttr::get(param.getSymNameAttr()))));
+        kGradOfAttrName, FlatSymbolRefAttr::get(param.getSymNameAttr()))));
   }
   func::ReturnOp::create(builder, ret.getLoc(), results);
   ret.erase();

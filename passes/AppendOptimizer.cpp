@@ -41,11 +41,20 @@ struct FluidAppendOptimizerPass
           FluidAppendOptimizerPass> {
   using Base::Base;
 
-  /// Checks the options before any pass of the pipeline runs.
+  /// Parses and checks the options, so that a bad one is reported where the
+  /// pipeline is built, once, through `errorHandler`.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override;
+  /// Checks the options again (a pass built from C++ skips the above).
   LogicalResult initialize(MLIRContext *context) override;
   void runOnOperation() override;
 
 private:
+  /// Sets `kind` and `scheduleKind`; returns what is wrong with the options,
+  /// or an empty string.
+  std::string checkOptions();
+
   Optimizer kind = Optimizer::Momentum;
   Schedule scheduleKind = Schedule::Constant;
 
@@ -80,11 +89,8 @@ Value scalarOf(OpBuilder &builder, Location loc, Type elementType,
       DenseElementsAttr::get(type, FloatAttr::get(elementType, value)));
 }
 
-LogicalResult FluidAppendOptimizerPass::initialize(MLIRContext *context) {
-  auto bad = [&](const Twine &message) {
-    return emitError(UnknownLoc::get(context))
-           << "--fluid-append-optimizer: " << message;
-  };
+std::string FluidAppendOptimizerPass::checkOptions() {
+  auto bad = [](const Twine &message) { return message.str(); };
   std::optional<Optimizer> parsedKind =
       llvm::StringSwitch<std::optional<Optimizer>>(optimizer)
           .Case("sgd", Optimizer::Sgd)
@@ -137,6 +143,25 @@ LogicalResult FluidAppendOptimizerPass::initialize(MLIRContext *context) {
     return bad("warmup-steps must be >= 0");
   if (warmupSteps > 0 && !(warmupStartFactor > 0 && warmupStartFactor <= 1))
     return bad("warmup-start-factor must be in (0, 1]");
+  return "";
+}
+
+LogicalResult FluidAppendOptimizerPass::initializeOptions(
+    StringRef options,
+    function_ref<LogicalResult(const Twine &)> errorHandler) {
+  if (failed(Base::initializeOptions(options, errorHandler)))
+    return failure();
+  std::string problem = checkOptions();
+  if (!problem.empty())
+    return errorHandler(problem);
+  return success();
+}
+
+LogicalResult FluidAppendOptimizerPass::initialize(MLIRContext *context) {
+  std::string problem = checkOptions();
+  if (!problem.empty())
+    return emitError(UnknownLoc::get(context))
+           << "--fluid-append-optimizer: " << problem;
   return success();
 }
 
@@ -266,7 +291,7 @@ void FluidAppendOptimizerPass::runOnOperation() {
   SmallVector<std::pair<ParamOp, Value>> updates;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     auto param =
-        func.getResultAttrOfType<FlatSymbolRefAttr>(i, "fluid.grad_of");
+        func.getResultAttrOfType<FlatSymbolRefAttr>(i, kGradOfAttrName);
     if (!param)
       continue;
     auto paramOp = SymbolTable::lookupSymbolIn(module, param.getAttr());
@@ -398,7 +423,7 @@ void FluidAppendOptimizerPass::runOnOperation() {
   // The step returns the loss and this step's learning rate (for logs).
   unsigned lossIndex = 0;
   for (unsigned i = 0; i < func.getNumResults(); ++i)
-    if (func.getResultAttr(i, "fluid.loss"))
+    if (func.getResultAttr(i, kLossAttrName))
       lossIndex = i;
   Value loss = ret.getOperand(lossIndex);
   DictionaryAttr lossAttrs = func.getResultAttrDict(lossIndex);

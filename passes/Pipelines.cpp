@@ -10,6 +10,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
@@ -25,6 +26,54 @@ static std::string findOption(StringRef options, StringRef name) {
   return "";
 }
 
+LogicalResult mlir::fluid::buildTrainingPipeline(
+    OpPassManager &pm, StringRef options,
+    function_ref<LogicalResult(const Twine &)> reportError) {
+  auto errorHandler = [&](const Twine &message) {
+    return reportError(describePassOptionError(message.str()));
+  };
+  std::unique_ptr<Pass> backward = createFluidAppendBackward();
+  std::string func = findOption(options, "func");
+  if (failed(backward->initializeOptions(func.empty() ? "" : "func=" + func,
+                                         errorHandler)))
+    return failure();
+  std::unique_ptr<Pass> optimizer = createFluidAppendOptimizer();
+  if (failed(optimizer->initializeOptions(options, errorHandler)))
+    return failure();
+  pm.addPass(std::move(backward));
+  pm.addPass(std::move(optimizer));
+  return success();
+}
+
+std::string mlir::fluid::describePassOptionError(StringRef message) {
+  StringRef text = message.trim();
+  // MLIR's option parser says "<Pass-Options-Parser>: no such option X".
+  if (text.consume_front("<Pass-Options-Parser>: no such option "))
+    return ("unknown option '" + text +
+            "'; `fluid-opt --help` lists each pass's options")
+        .str();
+  return text.str();
+}
+
+LogicalResult mlir::fluid::checkPassOptions(StringRef arg, StringRef tool) {
+  StringRef flag = arg.ltrim('-');
+  auto [name, options] = flag.split('=');
+  const PassRegistryEntry *entry = PassInfo::lookup(name);
+  if (!entry)
+    entry = PassPipelineInfo::lookup(name);
+  if (!entry || !flag.contains('='))
+    return success();
+  OpPassManager scratch(ModuleOp::getOperationName(),
+                        OpPassManager::Nesting::Implicit);
+  return entry->addToPipeline(scratch, options, [&](const Twine &message) {
+    std::string text = describePassOptionError(message.str());
+    // An empty message: llvm::cl has already said what is wrong.
+    if (!text.empty())
+      llvm::errs() << tool << ": error: --" << name << ": " << text << "\n";
+    return failure();
+  });
+}
+
 void mlir::fluid::registerFluidPipelines() {
   registerPassPipeline(
       "fluid-build-training",
@@ -32,19 +81,6 @@ void mlir::fluid::registerFluidPipelines() {
       "then --fluid-append-optimizer, which takes the options, e.g. "
       "\"optimizer=momentum lr=0.1 momentum=0.9 weight-decay=1e-4 "
       "schedule=cosine total-steps=1000 warmup-steps=100\"",
-      [](OpPassManager &pm, StringRef options,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        std::unique_ptr<Pass> backward = createFluidAppendBackward();
-        std::string func = findOption(options, "func");
-        if (failed(backward->initializeOptions(
-                func.empty() ? "" : "func=" + func, errorHandler)))
-          return failure();
-        std::unique_ptr<Pass> optimizer = createFluidAppendOptimizer();
-        if (failed(optimizer->initializeOptions(options, errorHandler)))
-          return failure();
-        pm.addPass(std::move(backward));
-        pm.addPass(std::move(optimizer));
-        return success();
-      },
+      buildTrainingPipeline,
       [](function_ref<void(const detail::PassOptions &)>) {});
 }

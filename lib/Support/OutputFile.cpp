@@ -2,7 +2,8 @@
 
 #include "fluid/Support/OutputFile.h"
 
-#include "llvm/Support/Error.h"
+#include "io/File.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -64,19 +65,19 @@ mlir::fluid::writeOutputFile(StringRef path, StringRef tool,
     }
   }
 
-  llvm::Expected<llvm::sys::fs::TempFile> temp =
-      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
-  if (!temp)
-    return cannotWrite(path, tool, llvm::toString(temp.takeError()));
+  // The runtime's writer: an interrupted write leaves neither a partial
+  // file nor a temporary one behind.
+  ::fluid::rt::io::AtomicFileWriter file;
+  std::string problem = file.open(path.str());
+  if (!problem.empty())
+    return cannotWrite(path, tool, problem);
   {
-    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
-    if (failed(printInto(os, path, tool, print))) {
-      llvm::consumeError(temp->discard());
+    llvm::raw_fd_ostream os(file.fd(), /*shouldClose=*/false);
+    if (failed(printInto(os, path, tool, print)))
       return failure();
-    }
   }
-  // keep() removes the temporary file itself when it cannot rename it.
-  if (llvm::Error renameError = temp->keep(path))
-    return cannotWrite(path, tool, llvm::toString(std::move(renameError)));
+  problem = file.commit();
+  if (!problem.empty())
+    return cannotWrite(path, tool, problem);
   return success();
 }

@@ -38,19 +38,46 @@ namespace {
 // Text helpers
 //===----------------------------------------------------------------------===//
 
-/// A C++ string literal.
+/// The C++ string literal of `text`: every byte outside printable ASCII,
+/// and `"`, `\\` and `?` (trigraphs), is an escape, so that nothing taken
+/// from the input can end the literal or a line. Everything that reaches
+/// emitted code from the input (names, locations, file names, options)
+/// passes through here.
 std::string quoted(StringRef text) {
   std::string out = "\"";
+  out.reserve(text.size() + 2);
   for (char c : text) {
-    if (c == '"' || c == '\\')
+    auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\' || c == '?') {
       out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      out += llvm::formatv("\\{0:o3}", static_cast<unsigned>(c)).str();
-      continue;
+      out += c;
+    } else if (byte < 0x20 || byte >= 0x7f) {
+      // Always three octal digits, so a following digit cannot join them.
+      out += '\\';
+      out += static_cast<char>('0' + (byte >> 6));
+      out += static_cast<char>('0' + ((byte >> 3) & 7));
+      out += static_cast<char>('0' + (byte & 7));
+    } else {
+      out += c;
     }
-    out += c;
   }
   return out + "\"";
+}
+
+/// `text` for a `//` comment: as it is when it is short printable ASCII
+/// that cannot end the comment or splice a line (no `\\`, `"` or `?`),
+/// else the quoted literal of its first bytes.
+std::string commentText(StringRef text) {
+  constexpr size_t kMaxCommentBytes = 160;
+  bool plain =
+      text.size() <= kMaxCommentBytes && llvm::all_of(text, [](char c) {
+        return c >= 0x20 && c < 0x7f && c != '\\' && c != '"' && c != '?';
+      });
+  if (plain)
+    return text.str();
+  if (text.size() <= kMaxCommentBytes)
+    return quoted(text);
+  return quoted(text.take_front(kMaxCommentBytes)) + "...";
 }
 
 /// A double that reads back exactly.
@@ -105,16 +132,6 @@ std::string locationText(Location loc) {
   if (auto callSite = dyn_cast<CallSiteLoc>(loc))
     return locationText(callSite.getCallee());
   return "";
-}
-
-/// A C identifier made of `name`'s letters and digits.
-std::string identifier(StringRef name) {
-  std::string out;
-  for (char c : name)
-    out += llvm::isAlnum(c) ? c : '_';
-  if (out.empty() || llvm::isDigit(out[0]))
-    out = "f_" + out;
-  return out;
 }
 
 struct DTypeInfo {
@@ -266,9 +283,9 @@ FailureOr<std::string> FunctionEmitter::descriptor(Value value) {
   if (where.kind == Storage::Param) {
     auto ref = value.getDefiningOp<fluid_rt::ParamRefOp>();
     if (ref)
-      comment = "  // @" + ref.getName().str();
+      comment = "  // @" + commentText(ref.getName());
   } else if (where.kind == Storage::Argument) {
-    comment = "  // " + arguments[where.index];
+    comment = "  // " + commentText(arguments[where.index]);
   }
   declarations.push_back({name, "fluid_tensor " + name + " = tensorOf(" +
                                     array + "[" + std::to_string(where.index) +
@@ -305,7 +322,7 @@ void FunctionEmitter::addCall(Operation *op, StringRef kernel,
   std::string line =
       "  FLUID_LAUNCH(" + std::to_string(index) + ", " + call + ");";
   if (!location.empty())
-    line += "  // " + location;
+    line += "  // " + commentText(location);
   body.push_back(line);
   launches.push_back({kernelName.str(), location});
 }
@@ -339,7 +356,7 @@ LogicalResult FunctionEmitter::emitConstant(fluid_rt::LaunchOp launch) {
   int64_t count = value.getNumElements();
   std::string buffer = "B[" + std::to_string(where.index) + "]";
   std::string location = locationText(launch.getLoc());
-  std::string comment = location.empty() ? "" : "  // " + location;
+  std::string comment = location.empty() ? "" : "  // " + commentText(location);
   if (value.isSplat()) {
     initializeBody.push_back(
         "  FLUID_CHECK(fillConstant<" + std::string(dtype->cType) + ">(env, " +
@@ -586,14 +603,14 @@ LogicalResult FunctionEmitter::build() {
       return func.emitError()
              << "argument #" << i << " has type " << argument.getType()
              << "; run --fluid-bufferize first";
-    auto name = func.getArgAttrOfType<StringAttr>(i, "fluid.name");
+    auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName);
     arguments.push_back(name ? name.getValue().str()
                              : "arg" + std::to_string(i));
     storage[argument] = {Storage::Argument, static_cast<int64_t>(i)};
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     std::string name = "result" + std::to_string(i);
-    if (func.getResultAttr(i, "fluid.loss"))
+    if (func.getResultAttr(i, kLossAttrName))
       name = "loss";
     else if (func.getResultAttr(i, kLearningRateResultAttrName))
       name = "learning_rate";
@@ -609,8 +626,9 @@ LogicalResult FunctionEmitter::build() {
 
 void FunctionEmitter::write(raw_ostream &os) {
   const std::string &s = symbol;
-  os << "//===- @" << func.getSymName() << " "
-     << std::string(std::max<int>(1, 70 - 9 - s.size()), '-') << "===//\n\n";
+  std::string title = "//===- @" + commentText(func.getSymName()) + " ";
+  os << title << std::string(std::max<int>(1, 77 - title.size()), '-')
+     << "===//\n\n";
   os << "const fluid_program_value " << s << "Arguments[] = {\n";
   for (auto [i, argument] : llvm::enumerate(func.getArguments()))
     os << "    "
@@ -774,7 +792,8 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
     else if (func.getSymName() == "predict")
       predictIndex = static_cast<int64_t>(functions.size());
     auto emitter = std::make_unique<FunctionEmitter>(
-        func, options, paramIndex, identifier(func.getSymName()), data);
+        func, options, paramIndex, "f" + std::to_string(functions.size()),
+        data);
     if (failed(emitter->build()))
       return failure();
     if (func == *entry)
@@ -794,10 +813,10 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
   Builder builder(module.getContext());
 
   bool cuda = options.backend == EmitBackend::Cuda;
-  os << "// Generated by fluid-compile from " << options.source
+  os << "// Generated by fluid-compile from " << commentText(options.source)
      << ": do not edit.\n"
      << "// Backend: " << (cuda ? "cuda" : "cpu")
-     << ". Training options: " << options.trainingOptions << "\n"
+     << ". Training options: " << commentText(options.trainingOptions) << "\n"
      << "// Each launch is one runtime call, in program order; descriptors "
         "name\n"
      << "// arguments (a), parameters (p) and buffers (b).\n\n"

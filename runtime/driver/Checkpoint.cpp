@@ -3,6 +3,7 @@
 #include "Checkpoint.h"
 
 #include "Text.h"
+#include "TrainingRules.h"
 #include "fluid/runtime/Error.h"
 #include "fluid/runtime/Safetensors.h"
 
@@ -120,6 +121,9 @@ std::vector<std::string> HostParameters::load(const std::string &path) {
     fluid_tensor destination = descriptor(i);
     if (fluid_safetensors_read(reader.get(), name, &destination) != FLUID_OK)
       failRuntime(std::string("cannot load parameter @") + name);
+    std::string problem = checkFinite(path, name, destination);
+    if (!problem.empty())
+      fail(problem);
   }
 
   std::vector<std::string> unused;

@@ -48,7 +48,8 @@ public:
   /// Replaces the values by those of the safetensors file `path`. A missing
   /// tensor is an error, except for optimizer state and the learning rate
   /// (fluid-train's checkpoints have none), which keep their values; a
-  /// tensor of another dtype or shape is an error naming both. Returns the
+  /// tensor of another dtype or shape is an error naming both, and so is a
+  /// floating-point tensor holding a nan or an infinity. Returns the
   /// names of the file's tensors that are no parameter. Throws Error.
   std::vector<std::string> load(const std::string &path);
 

@@ -26,6 +26,7 @@
 #include "Profile.h"
 #include "ProgramView.h"
 #include "Text.h"
+#include "TrainingRules.h"
 #include "fluid/runtime/Data.h"
 #include "fluid/runtime/Error.h"
 #include "fluid/runtime/Program.h"
@@ -135,12 +136,11 @@ void TrainingRun::warn(const std::string &message) const {
 }
 
 void TrainingRun::checkFlagsAgainstProgram() const {
-  if (options_.batch && *options_.batch != program_.batch())
-    throw UsageError(
-        format("--batch %lld: the batch is fixed at compile time, and this "
-               "program was compiled for batch %lld",
-               static_cast<long long>(*options_.batch),
-               static_cast<long long>(program_.batch())));
+  if (options_.batch) {
+    std::string problem = checkBatch(*options_.batch, program_.batch());
+    if (!problem.empty())
+      throw UsageError(problem);
+  }
   if (options_.learningRate && program_.info().learning_rate_param < 0)
     throw UsageError("--lr: the program bakes its learning rate in; rebuild "
                      "it with fluid-compile to choose the rate at run time");
@@ -245,10 +245,11 @@ void TrainingRun::prepareParameters() {
         *options_.learningRate;
   if (info.step_param >= 0) {
     done_ = *static_cast<const int64_t *>(host_.data(info.step_param));
-    if (done_ < 0)
-      fail(format("the step counter @%s is %lld",
-                  program_.param(info.step_param).value.name,
-                  static_cast<long long>(done_)));
+    std::string problem = checkStepCounter(
+        options_.loadPath.empty() ? "the program" : options_.loadPath,
+        program_.param(info.step_param).value.name, done_);
+    if (!problem.empty())
+      fail(problem);
   }
   for (int64_t i = 0; i < program_.numParams(); ++i) {
     int64_t bytes = host_.bytes(i);
@@ -309,15 +310,16 @@ void TrainingRun::run() {
   createDevice();
   prepareParameters();
 
-  bool overflow =
-      options_.steps > 0
-          ? __builtin_add_overflow(done_, options_.steps, &target_)
-          : __builtin_mul_overflow(options_.epochs, stepsPerEpoch_, &target_);
-  target_ = std::max(target_, done_);
+  std::string problem = planSteps(done_, options_.steps, options_.epochs,
+                                  stepsPerEpoch_, target_);
+  if (!problem.empty())
+    throw UsageError(problem);
   int64_t end = 0;
-  if (overflow || __builtin_add_overflow(target_, options_.profileSteps, &end))
-    throw UsageError("--steps, --epochs or --profile ask for more than 2^63 "
-                     "steps");
+  if (__builtin_add_overflow(target_, options_.profileSteps, &end))
+    throw UsageError(format("--profile %lld after step %lld ends past step "
+                            "2^63 - 1",
+                            static_cast<long long>(options_.profileSteps),
+                            static_cast<long long>(target_)));
 
   std::printf("%s: %s backend, %lld examples, batch %lld, %lld steps per "
               "epoch; steps %lld to %lld\n",

@@ -11,11 +11,7 @@
 #include "Text.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <climits>
-#include <cmath>
-#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -29,57 +25,15 @@ namespace {
 // Values
 //===----------------------------------------------------------------------===//
 
-int64_t parseInteger(const std::string &flag, const std::string &text) {
-  const char *begin = text.c_str();
-  char *end = nullptr;
-  errno = 0;
-  long long value = std::strtoll(begin, &end, 10);
-  if (text.empty() || end == begin || *end != '\0' ||
-      !(text[0] == '-' || (text[0] >= '0' && text[0] <= '9')))
-    throw UsageError(flag + " expects an integer, got '" + text + "'");
-  if (errno == ERANGE)
-    throw UsageError(flag + " " + text + " is out of range");
-  return value;
-}
-
-/// An integer of at least `minimum` (0 or 1).
-int64_t parseCount(const std::string &flag, const std::string &text,
-                   int64_t minimum) {
-  int64_t value = parseInteger(flag, text);
-  if (value < minimum)
-    throw UsageError(minimum == 0 ? flag + " must not be negative"
-                                  : flag + " must be at least " +
-                                        std::to_string(minimum));
-  return value;
-}
-
-uint64_t parseUnsigned(const std::string &flag, const std::string &text) {
-  if (!text.empty() && text[0] == '-') {
-    parseInteger(flag, text); // reports a non-number first
-    throw UsageError(flag + " must not be negative");
-  }
-  const char *begin = text.c_str();
-  char *end = nullptr;
-  errno = 0;
-  unsigned long long value = std::strtoull(begin, &end, 10);
-  if (text.empty() || end == begin || *end != '\0' ||
-      !(text[0] >= '0' && text[0] <= '9'))
-    throw UsageError(flag + " expects an integer, got '" + text + "'");
-  if (errno == ERANGE)
-    throw UsageError(flag + " " + text + " is out of range");
-  return value;
+/// Throws a UsageError when `problem` is one.
+void check(const std::string &problem) {
+  if (!problem.empty())
+    throw UsageError(problem);
 }
 
 double parseNumber(const std::string &flag, const std::string &text) {
-  const char *begin = text.c_str();
-  char *end = nullptr;
-  errno = 0;
-  double value = std::strtod(begin, &end);
-  if (text.empty() || end == begin || *end != '\0' ||
-      std::isspace(static_cast<unsigned char>(text[0])))
-    throw UsageError(flag + " expects a number, got '" + text + "'");
-  if (!std::isfinite(value))
-    throw UsageError(flag + " must be a finite number, got '" + text + "'");
+  double value = 0;
+  check(driver::parseNumber(flag, text, value));
   return value;
 }
 
@@ -108,9 +62,10 @@ int64_t defaultPrefetchThreads() {
 struct Flag {
   const char *name;      // without the leading "--"
   const char *value;     // e.g. "N"; nullptr for a switch
-  const char *help;      // one line
+  std::string help;      // one line
   std::string byDefault; // "" for none
   /// Stores the value (the empty string for a switch); `flag` is "--name".
+  /// None for --help, which parseOptions answers itself.
   std::function<void(Options &, const std::string &flag,
                      const std::string &value)>
       set;
@@ -120,17 +75,20 @@ const std::vector<Flag> &flags() {
   static const std::vector<Flag> table = [] {
     Options defaults;
     std::vector<Flag> f;
-    auto integer = [](int64_t Options::*field, int64_t minimum) {
-      return [field, minimum](Options &o, const std::string &flag,
-                              const std::string &value) {
-        o.*field = parseCount(flag, value, minimum);
-      };
+    auto count = [&f](const CountFlag &flag, auto store) {
+      f.push_back({flag.name, "N", countHelp(flag), countDefault(flag),
+                   [&flag, store](Options &o, const std::string &,
+                                  const std::string &value) {
+                     int64_t parsed = 0;
+                     check(parseCount(flag, value, parsed));
+                     store(o, parsed);
+                   }});
     };
-    f.push_back({"steps", "N", "train N steps (0: until --epochs are done)",
-                 std::to_string(defaults.steps), integer(&Options::steps, 0)});
-    f.push_back({"epochs", "N", "train until N epochs are complete",
-                 std::to_string(defaults.epochs),
-                 integer(&Options::epochs, 1)});
+    auto into = [](int64_t Options::*field) {
+      return [field](Options &o, int64_t value) { o.*field = value; };
+    };
+    count(kStepsFlag, into(&Options::steps));
+    count(kEpochsFlag, into(&Options::epochs));
     f.push_back(
         {"data", "SPEC",
          "training data: synthetic, fashion-mnist (the Debian "
@@ -158,9 +116,7 @@ const std::vector<Flag> &flags() {
              throw UsageError(flag + " must not be negative");
            o.learningRate = lr;
          }});
-    f.push_back({"log-every", "N", "print the mean loss every N steps",
-                 std::to_string(defaults.logEvery),
-                 integer(&Options::logEvery, 1)});
+    count(kLogEveryFlag, into(&Options::logEvery));
     f.push_back({"save", "FILE",
                  "write a safetensors checkpoint after every epoch and at "
                  "the end",
@@ -172,36 +128,20 @@ const std::vector<Flag> &flags() {
                  [](Options &o, const std::string &, const std::string &v) {
                    o.loadPath = v;
                  }});
-    f.push_back(
-        {"batch", "N",
-         "check that the program was compiled for batch N (the "
-         "batch is fixed at compile time)",
-         "", [](Options &o, const std::string &flag, const std::string &value) {
-           o.batch = parseCount(flag, value, 1);
-         }});
-    f.push_back(
-        {"seed", "N",
-         "seed of the initializers, the shuffling and synthetic data",
-         std::to_string(defaults.seed),
-         [](Options &o, const std::string &flag, const std::string &value) {
-           o.seed = parseUnsigned(flag, value);
-         }});
-    f.push_back(
-        {"mean", "X", "normalization: (pixel / 255 - mean) / std",
-         format("%.4f", defaults.mean),
-         [](Options &o, const std::string &flag, const std::string &value) {
-           o.mean = parseNumber(flag, value);
-         }});
-    f.push_back(
-        {"std", "X", "see --mean (positive)", format("%.4f", defaults.std),
-         [](Options &o, const std::string &flag, const std::string &value) {
-           o.std = parseNumber(flag, value);
-           if (o.std <= 0)
-             throw UsageError(flag + " must be positive");
-         }});
-    f.push_back({"synthetic-size", "N", "examples in a synthetic dataset",
-                 std::to_string(defaults.syntheticSize),
-                 integer(&Options::syntheticSize, 1)});
+    count(kBatchFlag, [](Options &o, int64_t value) { o.batch = value; });
+    f.push_back({"seed", "N", kSeedHelp, std::to_string(kDefaultSeed),
+                 [](Options &o, const std::string &, const std::string &v) {
+                   check(parseSeed(v, o.seed));
+                 }});
+    f.push_back({"mean", "X", kMeanHelp, numberDefault(kDefaultMean),
+                 [](Options &o, const std::string &flag, const std::string &v) {
+                   o.mean = parseNumber(flag, v);
+                 }});
+    f.push_back({"std", "X", kStdHelp, numberDefault(kDefaultStd),
+                 [](Options &o, const std::string &, const std::string &v) {
+                   check(parseStd(v, o.std));
+                 }});
+    count(kSyntheticSizeFlag, into(&Options::syntheticSize));
     f.push_back({"no-graph", nullptr,
                  "cuda: run every step as separate launches (no CUDA graph)",
                  "", [](Options &o, const std::string &, const std::string &) {
@@ -213,15 +153,9 @@ const std::vector<Flag> &flags() {
                  "", [](Options &o, const std::string &, const std::string &) {
                    o.tf32 = false;
                  }});
-    f.push_back(
-        {"device", "N", "cuda: the CUDA device ordinal",
-         std::to_string(defaults.device),
-         [](Options &o, const std::string &flag, const std::string &value) {
-           int64_t device = parseCount(flag, value, 0);
-           if (device > INT32_MAX)
-             throw UsageError(flag + " " + value + " is out of range");
-           o.device = static_cast<int32_t>(device);
-         }});
+    count(kDeviceFlag, [](Options &o, int64_t value) {
+      o.device = static_cast<int32_t>(value);
+    });
     std::string cache = defaultAlgorithmCachePath();
     f.push_back(
         {"algorithm-cache", "FILE",
@@ -233,35 +167,23 @@ const std::vector<Flag> &flags() {
              throw UsageError(flag + " needs a file name or none");
            o.algorithmCache = value;
          }});
-    f.push_back({"warmup", "N",
-                 "steps before timing starts and the CUDA graph is captured",
-                 std::to_string(defaults.warmup),
-                 integer(&Options::warmup, 0)});
-    f.push_back({"profile", "N",
-                 "after training, run N more training steps without a graph "
-                 "and print the time per op class (these steps train, but "
-                 "come after the last --save)",
-                 "0 (off)", integer(&Options::profileSteps, 0)});
+    count(kWarmupFlag, into(&Options::warmup));
+    count(kProfileFlag, into(&Options::profileSteps));
     f.push_back({"stats-json", "FILE",
                  "write throughput, memory and profile figures as JSON", "",
                  [](Options &o, const std::string &, const std::string &v) {
                    o.statsJson = v;
                  }});
-    f.push_back({"prefetch-threads", "N",
-                 "host threads that prepare each batch",
-                 std::to_string(defaultPrefetchThreads()) +
-                     " (min(8, hardware threads))",
-                 integer(&Options::prefetchThreads, 1)});
+    count(kPrefetchThreadsFlag, into(&Options::prefetchThreads));
+    f.back().byDefault = std::to_string(defaultPrefetchThreads()) + " (" +
+                         kPrefetchThreadsFlag.defaultText + ")";
     f.push_back({"info", nullptr,
                  "describe the program (parameters, buffers, launches) and "
                  "exit",
                  "", [](Options &o, const std::string &, const std::string &) {
                    o.info = true;
                  }});
-    f.push_back({"help", nullptr, "print this help and exit", "",
-                 [](Options &o, const std::string &, const std::string &) {
-                   o.help = true;
-                 }});
+    f.push_back({"help", nullptr, "print this help and exit", "", nullptr});
     return f;
   }();
   return table;
@@ -292,9 +214,34 @@ std::string driver::defaultAlgorithmCachePath() {
   return "";
 }
 
+namespace {
+
+/// How many arguments give the flag `name` (a value never starts with
+/// "--", so every such argument is a flag).
+int64_t occurrences(int argc, char **argv, const std::string &name) {
+  int64_t count = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i] ? argv[i] : "";
+    count += argument == "--" + name ||
+             argument.compare(0, name.size() + 3, "--" + name + "=") == 0;
+  }
+  return count;
+}
+
+} // namespace
+
 Options driver::parseOptions(int argc, char **argv) {
   Options options;
   options.prefetchThreads = defaultPrefetchThreads();
+  // The checks come in fluid-train's order (LLVM's parser first takes
+  // every flag, then the values are checked): the syntax of each argument
+  // and repeated flags, then --steps with --epochs, then each value.
+  std::vector<std::pair<const Flag *, std::string>> given;
+  auto wasGiven = [&given](const char *name) {
+    return std::any_of(given.begin(), given.end(), [name](const auto &entry) {
+      return std::strcmp(entry.first->name, name) == 0;
+    });
+  };
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i] ? argv[i] : "";
     if (argument == "-h")
@@ -309,6 +256,9 @@ Options driver::parseOptions(int argc, char **argv) {
     const Flag *flag = findFlag(name);
     if (!flag)
       throw UsageError("unknown flag " + flagText);
+    // No flag is meant to repeat: a second value would silently win.
+    if (wasGiven(flag->name))
+      throw UsageError(repeatedFlag(flagText, occurrences(argc, argv, name)));
     std::string value;
     if (!flag->value) {
       if (equals != std::string::npos)
@@ -322,10 +272,17 @@ Options driver::parseOptions(int argc, char **argv) {
         throw UsageError(flagText + " needs a value (" + flag->value + ")");
       value = argv[++i];
     }
-    flag->set(options, flagText, value);
-    if (options.help)
+    if (!flag->set) { // --help, whatever else is given
+      options.help = true;
       return options;
+    }
+    given.emplace_back(flag, value);
   }
+  if (wasGiven(kStepsFlag.name) && wasGiven(kEpochsFlag.name))
+    throw UsageError(stepsAndEpochs());
+  for (const auto &[flag, value] : given)
+    flag->set(options, std::string("--") + flag->name, value);
+  check(checkSyntheticSize(options.syntheticSize));
   return options;
 }
 
@@ -336,8 +293,11 @@ std::string driver::usageText(const std::string &program) {
       " [flags]\n\n"
       "Trains the compiled program, printing the mean loss every --log-every\n"
       "steps and the test accuracy after every epoch. Flags take their value\n"
-      "as --flag VALUE or --flag=VALUE. Flags marked cuda: are accepted and\n"
-      "ignored by a program compiled for the cpu backend.\n\n";
+      "as --flag VALUE or --flag=VALUE. Each flag is given at most once, and\n"
+      "--steps and --epochs exclude each other. A count N is a decimal\n"
+      "integer within the bounds its flag states. fluid-train takes the flags\n"
+      "it shares with this program by the same rules. Flags marked cuda: are\n"
+      "accepted and ignored by a program compiled for the cpu backend.\n\n";
   for (const Flag &flag : flags()) {
     std::string line = std::string("  --") + flag.name;
     if (flag.value)

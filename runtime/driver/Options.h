@@ -1,14 +1,17 @@
 //===- Options.h - The training executable's command line -----------------===//
 //
 // Flags are `--name value` or `--name=value`; switches take no value. Every
-// mistake (an unknown flag, a missing value, a value that is not a number or
-// out of range) is a UsageError naming the flag, which the driver reports
-// with exit code 2. `--help` prints usageText().
+// mistake (an unknown flag, a missing value, a flag given twice, a value
+// that is not a number or out of range) is a UsageError naming the flag,
+// which the driver reports with exit code 2. The flags fluid-train shares
+// follow the rules of TrainingRules.h. `--help` prints usageText().
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FLUID_RUNTIME_DRIVER_OPTIONS_H
 #define FLUID_RUNTIME_DRIVER_OPTIONS_H
+
+#include "TrainingRules.h"
 
 #include <cstdint>
 #include <optional>
@@ -23,26 +26,44 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// The count flags only the executables have (the shared ones are in
+/// TrainingRules.h).
+constexpr CountFlag
+    kWarmupFlag("warmup", 0, kMaxCount,
+                "steps before timing starts and the CUDA graph is captured", 2,
+                nullptr);
+constexpr CountFlag kProfileFlag(
+    "profile", 0, kMaxCount,
+    "after training, run N more training steps without a graph and print "
+    "the time per op class (these steps train, but come after the last "
+    "--save)",
+    0, "0 (off)");
+constexpr CountFlag kPrefetchThreadsFlag("prefetch-threads", 1, 256,
+                                         "host threads that prepare each batch",
+                                         0, "min(8, hardware threads)");
+constexpr CountFlag kDeviceFlag("device", 0, 2147483647,
+                                "cuda: the CUDA device ordinal", 0, nullptr);
+
 struct Options {
-  int64_t steps = 0; // 0: train until `epochs` are complete
-  int64_t epochs = 1;
+  int64_t steps = kStepsFlag.defaultValue; // 0: until `epochs` are complete
+  int64_t epochs = kEpochsFlag.defaultValue;
   std::string data = "synthetic";
   std::string testData; // "": the default for `data`; "none": no evaluation
   std::optional<double> learningRate;
-  int64_t logEvery = 50;
+  int64_t logEvery = kLogEveryFlag.defaultValue;
   std::string savePath;
   std::string loadPath;
   std::optional<int64_t> batch;
-  uint64_t seed = 0;
-  double mean = 0.2860;
-  double std = 0.3530;
-  int64_t syntheticSize = 1024;
+  uint64_t seed = kDefaultSeed;
+  double mean = kDefaultMean;
+  double std = kDefaultStd;
+  int64_t syntheticSize = kSyntheticSizeFlag.defaultValue;
   bool graph = true;
   bool tf32 = true;
-  int32_t device = 0;
+  int32_t device = static_cast<int32_t>(kDeviceFlag.defaultValue);
   std::string algorithmCache; // "": the default file; "none": in memory
-  int64_t warmup = 2;
-  int64_t profileSteps = 0;
+  int64_t warmup = kWarmupFlag.defaultValue;
+  int64_t profileSteps = kProfileFlag.defaultValue;
   std::string statsJson;
   int64_t prefetchThreads = 0; // set by parseOptions
   bool info = false;

@@ -59,13 +59,59 @@ private:
   int64_t size_ = 0;
 };
 
-/// Writes a file so that a crash never leaves a half-written one at `path`:
-/// data goes to a temporary file next to it, and commit() syncs it and renames
-/// it over `path`. Destroying an uncommitted writer removes the temporary.
+/// Replaces a file atomically, without exceptions: the core that
+/// AtomicOutputFile wraps and that the compiler's tools (built without
+/// exceptions) use through lib/Support/OutputFile.cpp. Every step returns ""
+/// or the problem, without the path (the caller names it).
+///
+/// The data goes to an unnamed file in the target's directory (Linux
+/// O_TMPFILE), so a writer that dies before commit(), even by SIGKILL,
+/// leaves nothing behind. commit() syncs the data and names the file: with a
+/// link straight to the target when nothing is there, else with a link to a
+/// hidden name ".NAME.tmp-XXXXXX" renamed over the target at once (a link
+/// cannot replace a file, and rename is the only atomic replacement), so a
+/// kill leaves a name only between those two calls. Where the file system
+/// has no O_TMPFILE, the data goes to such a hidden name from the start.
+/// A writer holds an flock on its file; open() removes the unlocked
+/// temporaries of the same target, left by a killed writer (or, named
+/// "NAME.tmp-XXXXXX", by an older version of Fluid).
+///
+/// A replaced file's permission bits carry over to the new one, and so do
+/// its owner and group where this process may set them; a new file gets
+/// 0666 less the umask. A symbolic link at the target is replaced by the
+/// file, not followed.
+class AtomicFileWriter {
+public:
+  AtomicFileWriter() = default;
+  /// Discards an uncommitted file.
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter &) = delete;
+  AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;
+
+  /// Starts a new version of `path`, which must be absent or a regular file.
+  std::string open(const std::string &path);
+  /// The descriptor the data is written to, between open() and commit().
+  int fd() const { return fd_; }
+  std::string write(const void *data, int64_t count);
+  /// Puts the file written so far in place of `path`.
+  std::string commit();
+  /// Drops the file written so far; `path` is left as it was.
+  void discard();
+
+private:
+  std::string linkInPlace();
+
+  std::string path_, directory_, name_;
+  std::string temporaryPath_; // while the new file has a temporary name
+  int fd_ = -1;
+};
+
+/// Writes a file so that a crash never leaves a half-written one at `path`
+/// (see AtomicFileWriter). Destroying an uncommitted writer discards the
+/// data. Failures throw Error (FLUID_ERROR_IO) naming `path`.
 class AtomicOutputFile {
 public:
   explicit AtomicOutputFile(std::string path);
-  ~AtomicOutputFile();
   AtomicOutputFile(const AtomicOutputFile &) = delete;
   AtomicOutputFile &operator=(const AtomicOutputFile &) = delete;
 
@@ -74,9 +120,7 @@ public:
 
 private:
   std::string path_;
-  std::string temporaryPath_;
-  int fd_ = -1;
-  bool committed_ = false;
+  AtomicFileWriter file_;
 };
 
 } // namespace fluid::rt::io

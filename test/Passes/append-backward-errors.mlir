@@ -28,3 +28,53 @@ module {
     return
   }
 }
+
+// -----
+
+// A loss that no trainable parameter reaches has nothing to train.
+fluid.param @w : tensor<4xf32> init ones
+func.func @constant_loss(%x: tensor<4xf32>) -> tensor<f32> {
+  %l = fluid.mean %x : tensor<4xf32> -> tensor<f32>
+  // expected-error @+1 {{--fluid-append-backward: the loss of @constant_loss depends on none of the 1 trainable parameters; there is nothing to train}}
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A trainable parameter the loss does not reach is worth a warning.
+fluid.param @used : tensor<4xf32> init ones
+fluid.param @unused : tensor<4xf32> init ones
+// expected-warning @+1 {{--fluid-append-backward: the loss does not depend on 1 trainable parameter (@unused); their gradient is zero}}
+func.func @partly_used() -> tensor<f32> {
+  %w = fluid.get_param @used : tensor<4xf32>
+  %l = fluid.mean %w : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Only the optimizer writes trainable parameters.
+fluid.param @w : tensor<4xf32> init ones
+func.func @writes_trainable() -> tensor<f32> {
+  %w = fluid.get_param @w : tensor<4xf32>
+  %r = fluid.relu %w : tensor<4xf32>
+  // expected-error @+1 {{--fluid-append-backward: @writes_trainable writes the trainable parameter @w, which the optimizer updates; a forward function may write only parameters with trainable = false}}
+  fluid.set_param @w, %r : tensor<4xf32>
+  %l = fluid.mean %w : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// State is written once per step.
+fluid.param @w : tensor<4xf32> init ones
+fluid.param @stat : tensor<4xf32> init zeros {trainable = false}
+func.func @writes_twice() -> tensor<f32> {
+  %w = fluid.get_param @w : tensor<4xf32>
+  // expected-note @+1 {{first written here}}
+  fluid.set_param @stat, %w : tensor<4xf32>
+  // expected-error @+1 {{--fluid-append-backward: @writes_twice writes the parameter @stat twice}}
+  fluid.set_param @stat, %w : tensor<4xf32>
+  %l = fluid.mean %w : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

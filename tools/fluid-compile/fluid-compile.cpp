@@ -16,6 +16,7 @@
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 #include "fluid/Passes/Passes.h"
+#include "fluid/Support/CommandLine.h"
 #include "fluid/Support/OutputFile.h"
 #include "fluid/Support/ProgramLoader.h"
 #include "fluid/Target/EmitProgram.h"
@@ -200,6 +201,8 @@ int main(int argc, char **argv) {
       "  ./lenet5 --data fashion-mnist --epochs 1\n"
       "  fluid-compile lenet5.mlir --emit=cpp | less\n\n"
       "Exit status: 0 on success, 1 on any error.\n");
+  if (failed(fluid::checkRepeatedOptions("fluid-compile")))
+    return EXIT_FAILURE;
 
   EmitOptions options;
   if (backendName == "cuda")
@@ -244,11 +247,16 @@ int main(int argc, char **argv) {
     options.trainingOptions =
         trainingOptions.empty() ? kDefaultTraining : trainingOptions.getValue();
     progress("building the training step (" + options.trainingOptions + ")");
-    if (failed(parsePassPipeline("fluid-build-training{" +
-                                     options.trainingOptions +
-                                     " lr-param=true}",
-                                 pm, llvm::errs())))
-      return fail("bad --training options '" + options.trainingOptions + "'");
+    // Built directly, not from pipeline text the options could break out of.
+    std::string problem;
+    if (failed(buildTrainingPipeline(pm,
+                                     options.trainingOptions + " lr-param=true",
+                                     [&](const Twine &message) {
+                                       problem = message.str();
+                                       return failure();
+                                     })))
+      // An empty message: llvm::cl has already said what is wrong.
+      return problem.empty() ? EXIT_FAILURE : fail("--training: " + problem);
   }
   // A module fluid-compile --emit=buffers wrote (perhaps edited since) is
   // emitted as it is.

@@ -10,6 +10,7 @@
 #include "Models.h"
 
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Support/CommandLine.h"
 #include "fluid/Support/OutputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -174,6 +175,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv, kOverview);
+  if (failed(fluid::checkRepeatedOptions("fluid-models")))
+    return EXIT_FAILURE;
 
   if (listModels) {
     printModelList(llvm::outs());

@@ -15,6 +15,7 @@
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 #include "fluid/Interpreter/Interpreter.h"
+#include "fluid/Support/CommandLine.h"
 #include "fluid/Support/ProgramLoader.h"
 #include "fluid/runtime/Init.h"
 #include "fluid/runtime/Npy.h"
@@ -94,7 +95,7 @@ static int fail(const llvm::Twine &message) {
 
 /// The name of argument `index`: its fluid.name attribute, else "argN".
 static std::string argumentName(func::FuncOp func, unsigned index) {
-  if (auto name = func.getArgAttrOfType<StringAttr>(index, "fluid.name"))
+  if (auto name = func.getArgAttrOfType<StringAttr>(index, kNameAttrName))
     return name.str();
   return "arg" + std::to_string(index);
 }
@@ -255,6 +256,8 @@ int main(int argc, char **argv) {
       argc, argv,
       "fluid-run: run a function of a fluid program on the cpu reference "
       "backend\n");
+  if (failed(fluid::checkRepeatedOptions("fluid-run")))
+    return EXIT_FAILURE;
 
   MLIRContext context;
   context.loadDialect<FluidDialect, fluid_rt::FluidRtDialect, func::FuncDialect,

@@ -20,6 +20,8 @@
 #include "fluid/Support/ProgramLoader.h"
 #include "fluid/runtime/Data.h"
 
+#include "driver/TrainingRules.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -30,12 +32,15 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::fluid;
 
 namespace cl = llvm::cl;
+namespace rules = ::fluid::rt::driver;
 
 static cl::OptionCategory trainCategory("fluid-train options");
 
@@ -52,18 +57,6 @@ static cl::opt<std::string> testDataSpec(
     cl::desc("Evaluation data, same forms as --data (default: the test split "
              "of fashion-mnist, or synthetic data)"),
     cl::cat(trainCategory));
-static cl::opt<unsigned>
-    epochs("epochs", cl::desc("Train until this many epochs are complete"),
-           cl::init(1), cl::cat(trainCategory));
-static cl::opt<int64_t>
-    steps("steps", cl::desc("Train this many steps instead (0: use --epochs)"),
-          cl::init(0), cl::cat(trainCategory));
-static cl::opt<unsigned> logEvery("log-every",
-                                  cl::desc("Print progress every N steps"),
-                                  cl::init(50), cl::cat(trainCategory));
-static cl::opt<uint64_t>
-    seed("seed", cl::desc("Seed of initializers, shuffling and synthetic data"),
-         cl::init(0), cl::cat(trainCategory));
 static cl::opt<std::string>
     loadPath("load", cl::desc("Resume from a safetensors checkpoint"),
              cl::value_desc("FILE"), cl::cat(trainCategory));
@@ -71,14 +64,64 @@ static cl::opt<std::string>
     savePath("save",
              cl::desc("Write a checkpoint after every epoch and at the end"),
              cl::value_desc("FILE"), cl::cat(trainCategory));
-static cl::opt<double>
-    pixelMean("mean", cl::desc("Normalization: (pixel/255-mean)/std"),
-              cl::init(0.2860), cl::cat(trainCategory));
-static cl::opt<double> pixelStd("std", cl::desc("See --mean"), cl::init(0.3530),
-                                cl::cat(trainCategory));
-static cl::opt<int64_t> syntheticSize("synthetic-size",
-                                      cl::desc("Images in a synthetic dataset"),
-                                      cl::init(1024), cl::cat(trainCategory));
+
+namespace {
+
+/// A flag whose value the training executables' rule parses
+/// (driver/TrainingRules.h), so that both tools take the same values and
+/// report the same errors: LLVM keeps the text, `parse` turns it into a
+/// value.
+class RuleOption {
+public:
+  RuleOption(const char *name, const char *valueName, std::string help)
+      : help(std::move(help)),
+        text(StringRef(name), cl::desc(this->help), cl::value_desc(valueName),
+             cl::cat(trainCategory)) {}
+
+  bool given() const { return text.getNumOccurrences() > 0; }
+  unsigned position() const { return text.getPosition(); }
+  const std::string &getValue() const { return text.getValue(); }
+
+private:
+  std::string help; // cl::desc keeps a reference
+  cl::opt<std::string> text;
+};
+
+/// A count flag of driver/TrainingRules.h.
+class CountOption : public RuleOption {
+public:
+  explicit CountOption(const rules::CountFlag &flag)
+      : RuleOption(flag.name, "N",
+                   rules::countHelp(flag) +
+                       " (default: " + rules::countDefault(flag) + ")"),
+        flag(flag) {}
+
+  /// Parses the value given; "" or the error.
+  std::string parse(int64_t &value) const {
+    return rules::parseCount(flag, getValue(), value);
+  }
+
+private:
+  const rules::CountFlag &flag;
+};
+
+} // namespace
+
+static CountOption stepsOption(rules::kStepsFlag);
+static CountOption epochsOption(rules::kEpochsFlag);
+static CountOption logEveryOption(rules::kLogEveryFlag);
+static CountOption batchOption(rules::kBatchFlag);
+static CountOption syntheticSizeOption(rules::kSyntheticSizeFlag);
+static RuleOption seedOption("seed", "N",
+                             std::string(rules::kSeedHelp) + " (default: " +
+                                 std::to_string(rules::kDefaultSeed) + ")");
+static RuleOption meanOption("mean", "X",
+                             std::string(rules::kMeanHelp) + " (default: " +
+                                 rules::numberDefault(rules::kDefaultMean) +
+                                 ")");
+static RuleOption stdOption("std", "X",
+                            std::string(rules::kStdHelp) + " (default: " +
+                                rules::numberDefault(rules::kDefaultStd) + ")");
 static cl::opt<std::string> buildTraining(
     "build-training",
     cl::desc("Options of --fluid-build-training, to turn a forward program "
@@ -92,6 +135,68 @@ static int fail(const llvm::Twine &message) {
 }
 
 namespace {
+
+/// The values of the flags that the shared rules parse.
+struct Settings {
+  int64_t steps = rules::kStepsFlag.defaultValue;
+  int64_t epochs = rules::kEpochsFlag.defaultValue;
+  int64_t logEvery = rules::kLogEveryFlag.defaultValue;
+  int64_t batch = rules::kBatchFlag.defaultValue;
+  int64_t syntheticSize = rules::kSyntheticSizeFlag.defaultValue;
+  uint64_t seed = rules::kDefaultSeed;
+  double mean = rules::kDefaultMean, std = rules::kDefaultStd;
+};
+
+/// Parses the flags by the shared rules; "" or the first error, found in
+/// the training executables' order: a repeated flag, --steps with
+/// --epochs, then each value in the order of the command line.
+std::string parseSettings(Settings &settings) {
+  // No flag is meant to repeat: LLVM would keep the last value. The
+  // executables report the first repetition on the command line.
+  const cl::Option *repeated = nullptr;
+  for (const auto &entry : cl::getRegisteredOptions()) {
+    const cl::Option *option = entry.second;
+    if (option->getNumOccurrences() > 1 &&
+        llvm::is_contained(option->Categories, &trainCategory) &&
+        (!repeated || option->getPosition() < repeated->getPosition()))
+      repeated = option;
+  }
+  if (repeated)
+    return rules::repeatedFlag(("--" + repeated->ArgStr).str(),
+                               repeated->getNumOccurrences());
+  if (stepsOption.given() && epochsOption.given())
+    return rules::stepsAndEpochs();
+
+  std::vector<std::pair<unsigned, std::function<std::string()>>> values;
+  auto count = [&values](const CountOption &option, int64_t &value) {
+    if (option.given())
+      values.emplace_back(option.position(),
+                          [&option, &value] { return option.parse(value); });
+  };
+  count(stepsOption, settings.steps);
+  count(epochsOption, settings.epochs);
+  count(logEveryOption, settings.logEvery);
+  count(batchOption, settings.batch);
+  count(syntheticSizeOption, settings.syntheticSize);
+  if (seedOption.given())
+    values.emplace_back(seedOption.position(), [&settings] {
+      return rules::parseSeed(seedOption.getValue(), settings.seed);
+    });
+  if (meanOption.given())
+    values.emplace_back(meanOption.position(), [&settings] {
+      return rules::parseNumber("--mean", meanOption.getValue(), settings.mean);
+    });
+  if (stdOption.given())
+    values.emplace_back(stdOption.position(), [&settings] {
+      return rules::parseStd(stdOption.getValue(), settings.std);
+    });
+  llvm::sort(values,
+             [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (const auto &[position, parse] : values)
+    if (std::string problem = parse(); !problem.empty())
+      return problem;
+  return rules::checkSyntheticSize(settings.syntheticSize);
+}
 
 /// Owns a runtime dataset.
 struct DatasetDeleter {
@@ -108,7 +213,8 @@ constexpr StringLiteral kFashionMnist = "/usr/share/datasets/fashion-mnist/";
 /// Opens a dataset named as --help describes. `split` is "train" or "t10k".
 llvm::Expected<Dataset> openDataset(StringRef spec, StringRef split,
                                     ArrayRef<int64_t> imageShape,
-                                    int64_t classes, uint64_t dataSeed) {
+                                    int64_t classes, uint64_t dataSeed,
+                                    int64_t syntheticSize) {
   fluid_dataset *raw = nullptr;
   fluid_status status;
   if (spec == "synthetic") {
@@ -157,11 +263,12 @@ std::optional<unsigned> argumentNamed(func::FuncOp func, StringRef name) {
 
 /// Allocates a batch of `type` and fills it from `dataset` at `indices`.
 llvm::Error fillBatch(const fluid_dataset *dataset, ArrayRef<int64_t> indices,
-                      HostTensor &images, HostTensor &labels) {
+                      HostTensor &images, HostTensor &labels,
+                      const Settings &settings) {
   fluid_tensor imageDesc = images.descriptor(), labelDesc = labels.descriptor();
   if (fluid_dataset_batch(dataset, indices.data(),
                           static_cast<int64_t>(indices.size()), &imageDesc,
-                          &labelDesc, pixelMean, pixelStd) != FLUID_OK)
+                          &labelDesc, settings.mean, settings.std) != FLUID_OK)
     return llvm::createStringError(fluid_last_error());
   return llvm::Error::success();
 }
@@ -184,7 +291,8 @@ double scalarValue(const HostTensor &t) {
 /// batch is completed with repeats, which are not counted).
 llvm::Expected<double> evaluate(Interpreter &interpreter, func::FuncOp predict,
                                 const fluid_dataset *dataset,
-                                RankedTensorType imagesType) {
+                                RankedTensorType imagesType,
+                                const Settings &settings) {
   int64_t batch = imagesType.getDimSize(0);
   DatasetInfo info = describeDataset(dataset);
   auto logitsType = cast<RankedTensorType>(predict.getResultTypes()[0]);
@@ -203,7 +311,8 @@ llvm::Expected<double> evaluate(Interpreter &interpreter, func::FuncOp predict,
     int64_t real = std::min(batch, info.count - start);
     for (int64_t i = 0; i < batch; ++i)
       indices[i] = start + std::min(i, real - 1);
-    if (llvm::Error error = fillBatch(dataset, indices, *images, *labels))
+    if (llvm::Error error =
+            fillBatch(dataset, indices, *images, *labels, settings))
       return std::move(error);
     FailureOr<SmallVector<HostTensor>> logits =
         interpreter.run(predict, {*images});
@@ -236,12 +345,17 @@ int main(int argc, char **argv) {
   registerFluidPipelines();
   cl::HideUnrelatedOptions(trainCategory);
   cl::ParseCommandLineOptions(
-      argc, argv, "fluid-train: train a fluid program on the cpu backend\n");
+      argc, argv,
+      "fluid-train: train a fluid program on the cpu backend\n\n"
+      "Each flag is given at most once, and --steps and --epochs exclude\n"
+      "each other. A count N is a decimal integer within the bounds its flag\n"
+      "states. The training executables of fluid-compile take the flags they\n"
+      "share with fluid-train by the same rules.\n");
 
-  if (logEvery < 1)
-    return fail("--log-every must be at least 1");
-  if (steps < 0)
-    return fail("--steps must not be negative");
+  Settings settings;
+  std::string problem = parseSettings(settings);
+  if (!problem.empty())
+    return fail(problem);
 
   MLIRContext context;
   context.loadDialect<FluidDialect, func::FuncDialect>();
@@ -250,11 +364,20 @@ int main(int argc, char **argv) {
   if (!module)
     return EXIT_FAILURE;
   if (!buildTraining.empty()) {
+    // Built directly, not from pipeline text the options could break out
+    // of; a bad option is one message.
     PassManager pm(&context);
-    std::string pipeline = "fluid-build-training{" + buildTraining + "}";
-    if (failed(parsePassPipeline(pipeline, pm, llvm::errs())) ||
-        failed(pm.run(*module)))
-      return fail("--build-training failed");
+    std::string problem;
+    if (failed(
+            buildTrainingPipeline(pm, buildTraining, [&](const Twine &message) {
+              problem = message.str();
+              return failure();
+            })))
+      // An empty message: llvm::cl has already said what is wrong.
+      return problem.empty() ? EXIT_FAILURE
+                             : fail("--build-training: " + problem);
+    if (failed(pm.run(*module)))
+      return EXIT_FAILURE;
   }
 
   std::string why;
@@ -282,6 +405,11 @@ int main(int argc, char **argv) {
     return fail("@" + step.getSymName() +
                 " must take f32 images [N,C,H,W] and i64 labels [N]");
   int64_t batch = imagesType.getDimSize(0);
+  if (batchOption.given()) {
+    problem = rules::checkBatch(settings.batch, batch);
+    if (!problem.empty())
+      return fail(problem);
+  }
   func::FuncOp predict = module->lookupSymbol<func::FuncOp>("predict");
 
   // The class count: from the loss's logits.
@@ -290,8 +418,9 @@ int main(int argc, char **argv) {
     classes = loss.getLogits().getType().getDimSize(1);
   });
 
-  llvm::Expected<Dataset> train = openDataset(
-      dataSpec, "train", imagesType.getShape().drop_front(), classes, seed);
+  llvm::Expected<Dataset> train =
+      openDataset(dataSpec, "train", imagesType.getShape().drop_front(),
+                  classes, settings.seed, settings.syntheticSize);
   if (!train)
     return fail(llvm::toString(train.takeError()));
   DatasetInfo info = describeDataset(train->get());
@@ -317,25 +446,41 @@ int main(int argc, char **argv) {
         testDataSpec.empty()
             ? (dataSpec == "fashion-mnist" ? "fashion-mnist" : "synthetic")
             : testDataSpec.getValue();
-    llvm::Expected<Dataset> opened = openDataset(
-        spec, "t10k", imagesType.getShape().drop_front(), classes, seed + 1);
+    llvm::Expected<Dataset> opened =
+        openDataset(spec, "t10k", imagesType.getShape().drop_front(), classes,
+                    settings.seed + 1, settings.syntheticSize);
     if (!opened)
       return fail(llvm::toString(opened.takeError()));
     test = std::move(*opened);
   }
 
-  llvm::Expected<ParamStore> params = ParamStore::initialize(*module, seed);
+  llvm::Expected<ParamStore> params =
+      ParamStore::initialize(*module, settings.seed);
   if (!params)
     return fail(llvm::toString(params.takeError()));
   if (!loadPath.empty()) {
     SmallVector<std::string> ignored;
     if (llvm::Error error = params->load(loadPath, ignored))
       return fail(llvm::toString(std::move(error)));
+    // What was not loaded kept its initial, finite value.
+    for (const std::string &name : params->names()) {
+      problem =
+          rules::checkFinite(loadPath, name, params->lookup(name).descriptor());
+      if (!problem.empty())
+        return fail(problem);
+    }
   }
   HostTensor stepCounter = params->lookup("global_step");
   int64_t done = stepCounter.isNull() ? 0 : *stepCounter.dataAs<int64_t>();
-  int64_t target =
-      steps > 0 ? done + steps : static_cast<int64_t>(epochs) * stepsPerEpoch;
+  int64_t target = 0;
+  problem = rules::checkStepCounter(loadPath.empty() ? "the program"
+                                                     : loadPath.getValue(),
+                                    "global_step", done);
+  if (problem.empty())
+    problem = rules::planSteps(done, settings.steps, settings.epochs,
+                               stepsPerEpoch, target);
+  if (!problem.empty())
+    return fail(problem);
   llvm::outs() << "fluid-train: " << info.count << " examples, batch " << batch
                << ", " << stepsPerEpoch << " steps per epoch; steps " << done
                << " to " << target << "\n";
@@ -367,11 +512,12 @@ int main(int argc, char **argv) {
   for (int64_t current = done; current < target; ++current) {
     int64_t epoch = current / stepsPerEpoch, within = current % stepsPerEpoch;
     if (epoch != shuffledEpoch) {
-      fluid_shuffle(order.data(), info.count, seed, epoch);
+      fluid_shuffle(order.data(), info.count, settings.seed, epoch);
       shuffledEpoch = epoch;
     }
     ArrayRef<int64_t> indices(order.data() + within * batch, batch);
-    if (llvm::Error error = fillBatch(train->get(), indices, *images, *labels))
+    if (llvm::Error error =
+            fillBatch(train->get(), indices, *images, *labels, settings))
       return fail(llvm::toString(std::move(error)));
     arguments[*imagesIndex] = *images;
     arguments[*labelsIndex] = *labels;
@@ -386,7 +532,8 @@ int main(int argc, char **argv) {
     lossSum += loss;
     ++lossCount;
     bool epochEnd = within + 1 == stepsPerEpoch;
-    if ((current + 1) % logEvery == 0 || epochEnd || current + 1 == target) {
+    if ((current + 1) % settings.logEvery == 0 || epochEnd ||
+        current + 1 == target) {
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - windowStart)
                            .count();
@@ -402,7 +549,7 @@ int main(int argc, char **argv) {
     if (epochEnd || current + 1 == target) {
       if (predict && epochEnd) {
         llvm::Expected<double> accuracy =
-            evaluate(interpreter, predict, test.get(), imagesType);
+            evaluate(interpreter, predict, test.get(), imagesType, settings);
         if (!accuracy)
           return fail(llvm::toString(accuracy.takeError()));
         llvm::outs() << llvm::format("epoch %lld  test accuracy %.2f%%\n",

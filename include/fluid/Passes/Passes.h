@@ -20,6 +20,22 @@ namespace mlir::fluid {
 /// Registers --fluid-build-training and the other pass pipelines.
 void registerFluidPipelines();
 
+/// Adds --fluid-build-training{OPTIONS} to `pm`: --fluid-append-backward,
+/// then --fluid-append-optimizer with `options`. A bad option is reported
+/// once, through `errorHandler` (or, for a value that does not parse, by
+/// llvm::cl itself, with an empty message to `errorHandler`).
+LogicalResult
+buildTrainingPipeline(OpPassManager &pm, StringRef options,
+                      function_ref<LogicalResult(const Twine &)> errorHandler);
+
+/// A pass option error as users should read it.
+std::string describePassOptionError(StringRef message);
+
+/// If `arg` is `--NAME=OPTIONS` for a registered pass or pipeline, checks
+/// the options as the pipeline parser would, printing "TOOL: error: --NAME:
+/// PROBLEM" once when one is bad. Other arguments pass.
+LogicalResult checkPassOptions(StringRef arg, StringRef tool);
+
 } // namespace mlir::fluid
 
 #endif // FLUID_PASSES_PASSES_H

@@ -12,8 +12,10 @@ namespace mlir::fluid {
 /// - "-" is standard output;
 /// - an existing path that is not a regular file (/dev/null, a pipe, a
 ///   terminal) is written in place, never replaced;
-/// - otherwise the text goes to a temporary file next to `path`, renamed
-///   over it once complete, so a failure leaves an older file as it was.
+/// - otherwise the text goes to a new file that replaces `path` once
+///   complete (the runtime's AtomicFileWriter), so a failure, or a kill,
+///   leaves an older file as it was and no temporary file behind; the
+///   replaced file's permissions carry over.
 /// Errors are printed as "<tool>: error: cannot write '<path>': <reason>".
 LogicalResult writeOutputFile(StringRef path, StringRef tool,
                               function_ref<void(raw_ostream &)> print);

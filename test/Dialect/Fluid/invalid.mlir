@@ -727,3 +727,66 @@ func.func @f(%x: tensor<1x1x4x0xf32>) -> tensor<1x1x2x1xf32> {
   %0 = fluid.max_pool2d %x {kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 1, 0, 1>} : tensor<1x1x4x0xf32> -> tensor<1x1x2x1xf32>
   return %0 : tensor<1x1x2x1xf32>
 }
+
+// -----
+
+// Attributes an op does not declare are errors, with the nearest name.
+func.func @misspelled_attribute(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{'fluid.conv2d' op has unknown attribute 'dilations'; did you mean 'dilation'?}}
+  %y = fluid.conv2d %x, %w {dilations = array<i64: 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32>
+  return %y : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+func.func @unknown_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fluid.relu' op has unknown attribute 'inplace'; it takes none}}
+  %y = fluid.relu %x {inplace} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'fluid.param' op has unknown attribute 'lr_multi'; did you mean 'lr_mult'?}}
+fluid.param @w : tensor<4xf32> init zeros {lr_multi = 2.0 : f64}
+
+// -----
+
+// Attributes of the fluid dialect on other ops are checked by the dialect.
+// expected-error @+1 {{'func.func' op has unknown attribute 'fluid.entyr'; the fluid dialect's operation attributes are 'fluid.entry' and 'fluid.optimizer_state'}}
+func.func @f() attributes {fluid.entyr} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'fluid.entry' must be a unit attribute, got 1 : i64}}
+func.func @f() attributes {fluid.entry = 1} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 0: 'fluid.name' must be a string, got 3 : i64}}
+func.func @f(%x: tensor<4xf32> {fluid.name = 3}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 0: unknown attribute 'fluid.nam'; the fluid dialect's argument attribute is 'fluid.name'}}
+func.func @f(%x: tensor<4xf32> {fluid.nam = "x"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 0: unknown attribute 'fluid.los'}}
+func.func @f(%x: tensor<f32>) -> (tensor<f32> {fluid.los}) {
+  return %x : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{'fluid.param' op 'fluid.optimizer_state' must be a unit attribute}}
+fluid.param @w : tensor<4xf32> init zeros {fluid.optimizer_state = "yes"}

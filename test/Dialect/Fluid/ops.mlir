@@ -175,7 +175,7 @@ func.func @reductions(%x: tensor<2x3x4x5xf32>) -> (tensor<f32>, tensor<2x3x1x1xf
 }
 
 // CHECK-LABEL: func.func @init_attribute
-// CHECK-SAME: fluid.init = #fluid.init<normal(std = 2.000000e-02)>
-func.func @init_attribute() attributes {fluid.init = #fluid.init<normal(std = 0.02)>} {
+// CHECK-SAME: test.init = #fluid.init<normal(std = 2.000000e-02)>
+func.func @init_attribute() attributes {test.init = #fluid.init<normal(std = 0.02)>} {
   return
 }

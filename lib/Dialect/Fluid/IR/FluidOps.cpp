@@ -47,6 +47,10 @@ static void printInitializer(OpAsmPrinter &printer, ParamOp,
 }
 
 LogicalResult ParamOp::verify() {
+  // The name is the parameter's key in checkpoints (safetensors: UTF-8).
+  if (failed(verifyExternalName([&] { return emitOpError(); },
+                                "the parameter name", getSymName())))
+    return failure();
   RankedTensorType type = getTensorType();
   InitializerAttr init = getInit();
   if (init.usesFans() && type.getRank() < 2)
@@ -293,10 +297,9 @@ static LogicalResult inferBroadcast(StringRef opName,
 }
 
 #define FLUID_BROADCAST_INFER(OP, INTEGERS)                                    \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &inferred) {        \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &inferred) {                                       \
     return inferBroadcast(getOperationName(), loc, adaptor.getLhs(),           \
                           adaptor.getRhs(), INTEGERS, inferred);               \
   }

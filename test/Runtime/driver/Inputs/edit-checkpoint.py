@@ -1,9 +1,11 @@
 """Rewrites a safetensors checkpoint: drops tensors, replaces one by zeros of
-another shape, or adds an unused one. A minimal reader and writer of the
-format (an 8-byte little-endian header length, a JSON header, the data).
+another shape, adds an unused one, sets one element of a tensor (to nan, inf,
+-5, ...), or fills a tensor with random bytes. A minimal reader and writer of
+the format (an 8-byte little-endian header length, a JSON header, the data).
 
 usage: edit-checkpoint.py IN OUT [--drop NAME]... [--reshape NAME=D0,D1,...]
-                          [--add NAME]
+                          [--add NAME] [--set NAME:INDEX=VALUE]...
+                          [--random NAME]...
 """
 import argparse
 import json
@@ -20,6 +22,8 @@ parser.add_argument("output")
 parser.add_argument("--drop", action="append", default=[])
 parser.add_argument("--reshape", action="append", default=[])
 parser.add_argument("--add", action="append", default=[])
+parser.add_argument("--set", action="append", default=[])
+parser.add_argument("--random", action="append", default=[])
 args = parser.parse_args()
 
 with open(args.input, "rb") as f:
@@ -44,6 +48,17 @@ for spec in args.reshape:
                                      dtype=DTYPES[dtype]))
 for name in args.add:
     tensors[name] = ("F32", np.zeros([3], dtype=np.float32))
+for spec in args.set:
+    target, value = spec.split("=")
+    name, index = target.split(":")
+    dtype, array = tensors[name]
+    array = array.copy()
+    array.reshape(-1)[int(index)] = float(value) if dtype[0] == "F" else int(value)
+    tensors[name] = (dtype, array)
+for name in args.random:
+    dtype, array = tensors[name]
+    noise = np.random.default_rng(0).integers(0, 256, array.nbytes, np.uint8)
+    tensors[name] = (dtype, noise.view(array.dtype).reshape(array.shape))
 
 header = {}
 chunks = []

@@ -21,6 +21,17 @@ constexpr StringLiteral kOptimizerStateAttrName = "fluid.optimizer_state";
 /// (--fluid-append-optimizer), which marks the function as a training step.
 constexpr StringLiteral kLearningRateResultAttrName = "fluid.learning_rate";
 
+/// The string attribute naming an entry function's argument ("images",
+/// "labels"), as data files and checkpoints name it.
+constexpr StringLiteral kNameAttrName = "fluid.name";
+
+/// The result attribute of the loss of a function built by
+/// --fluid-append-backward.
+constexpr StringLiteral kLossAttrName = "fluid.loss";
+
+/// The result attribute of a gradient: the parameter it is the gradient of.
+constexpr StringLiteral kGradOfAttrName = "fluid.grad_of";
+
 /// Whether `func` is a training step: it returns its learning rate.
 bool isTrainingStep(func::FuncOp func);
 

@@ -32,14 +32,26 @@ def Fluid_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  // `fluid.*` attributes on other ops, function arguments and results.
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Registers the attributes (FluidAttrs.cpp, where their storage is).
     void registerAttributes();
   }];
 }
 
+// Rejects attributes an op does not declare (a misspelled `dilations` on
+// fluid.conv2d would otherwise be kept and ignored). Attributes of another
+// dialect (`fluid.*`, `foo.*`) are that dialect's to verify.
+def Fluid_NoUnknownAttributes : NativeOpTrait<"NoUnknownAttributes"> {
+  let cppNamespace = "::mlir::fluid::OpTrait";
+}
+
 class Fluid_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Fluid_Dialect, mnemonic, traits>;
+    : Op<Fluid_Dialect, mnemonic, !listconcat(traits,
+                                              [Fluid_NoUnknownAttributes])>;
 
 //===----------------------------------------------------------------------===//
 // Type constraints

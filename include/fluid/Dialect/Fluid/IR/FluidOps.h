@@ -34,6 +34,28 @@ bool isIntTensor(Type type);
 /// Either of the above.
 bool isFluidTensor(Type type);
 
+/// Fails, naming the attribute and the nearest declared one, if `op` carries
+/// an attribute without a dialect prefix that is not among `known`.
+LogicalResult verifyNoUnknownAttributes(Operation *op,
+                                        ArrayRef<StringRef> known);
+
+/// Fails with "WHAT must ..." unless `name`, which leaves the program as a
+/// checkpoint key or a data file's name, is non-empty UTF-8 without NUL.
+LogicalResult verifyExternalName(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef what, StringRef name);
+
+namespace OpTrait {
+/// See Fluid_NoUnknownAttributes in FluidBase.td.
+template <typename ConcreteType>
+class NoUnknownAttributes
+    : public ::mlir::OpTrait::TraitBase<ConcreteType, NoUnknownAttributes> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyNoUnknownAttributes(op, ConcreteType::getAttributeNames());
+  }
+};
+} // namespace OpTrait
+
 } // namespace mlir::fluid
 
 #define GET_OP_CLASSES
