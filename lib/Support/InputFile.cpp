@@ -51,15 +51,15 @@ static LogicalResult checkSize(StringRef path, StringRef tool,
     return cannotRead(path, tool,
                       Twine("the file is ") + formatBytes(bytes) +
                           ", more than the " + formatBytes(limit.maxBytes) +
-                          " accepted for " + limit.what);
+                          " limit for " + limit.what);
   int64_t available = fluid_available_host_memory();
   // The factor is small and maxBytes below 2^63 / 16: no overflow.
   uint64_t needed = bytes * limit.memoryFactor;
   if (available >= 0 && needed > static_cast<uint64_t>(available))
     return cannotRead(
         path, tool,
-        Twine("reading ") + formatBytes(bytes) + " of " + limit.what +
-            " needs about " + formatBytes(needed) + " of memory, and only " +
+        Twine("reading this ") + formatBytes(bytes) + " file needs about " +
+            formatBytes(needed) + " of memory, and only " +
             formatBytes(static_cast<uint64_t>(available)) + " is available");
   return success();
 }
@@ -72,9 +72,10 @@ LogicalResult mlir::fluid::checkInputFile(StringRef path, StringRef tool,
   if (llvm::sys::fs::is_directory(status))
     return cannotRead(path, tool, "it is a directory");
   if (!llvm::sys::fs::is_regular_file(status))
-    return cannotRead(path, tool,
-                      Twine("it is not a regular file (a device or a pipe); ") +
-                          "give a file of " + limit.what);
+    return cannotRead(
+        path, tool,
+        Twine("it is not a regular file (a device or a pipe); only ") +
+            "regular files are read as " + limit.what);
   return checkSize(path, tool, limit, status.getSize());
 }
 
@@ -98,7 +99,7 @@ readStandardInput(StringRef tool, const InputLimit &limit) {
     if (text.size() > limit.maxBytes) {
       (void)cannotRead("-", tool,
                        Twine("more than the ") + formatBytes(limit.maxBytes) +
-                           " accepted for " + limit.what);
+                           " limit for " + limit.what);
       return nullptr;
     }
   }

@@ -19,6 +19,7 @@
 
 #include "fluid/Dialect/Fluid/IR/EntryPoint.h"
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/runtime/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -28,7 +29,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -43,6 +46,14 @@ using namespace mlir::fluid::onnx_import;
 /// The opsets whose operator definitions the importer reads.
 static constexpr int64_t kOldestOpset = 11;
 static constexpr int64_t kNewestOpset = 17;
+/// The most elements a value computed at import time may have: these are
+/// shapes, axes and indices, and the bound keeps a hostile model's
+/// broadcast or gather from asking for terabytes.
+static constexpr int64_t kMaxKnownElements = int64_t(1) << 24;
+/// The most nodes whose errors are reported.
+static constexpr unsigned kMaxReportedNodes = 20;
+/// The most slices a Gather of a run-time tensor becomes.
+static constexpr int64_t kMaxGatherSlices = int64_t(1) << 16;
 
 //===----------------------------------------------------------------------===//
 // Tensors known at import time
@@ -130,6 +141,9 @@ enum class BinaryKind { Add, Sub, Mul, Div };
 
 using Handler = LogicalResult (FunctionImporter::*)(const om::Node &);
 
+/// A variadic operator's input count.
+constexpr size_t kAnyNumber = std::numeric_limits<size_t>::max();
+
 struct OperatorInfo {
   StringLiteral name;
   Handler handler;
@@ -137,6 +151,10 @@ struct OperatorInfo {
   std::vector<int64_t> since;
   /// The attributes the importer understands; any other is an error.
   std::vector<StringLiteral> attributes;
+  /// The most inputs and outputs a node may list, omitted optional ones
+  /// included, in the operator's latest definition (see getArity).
+  size_t maxInputs;
+  size_t maxOutputs;
 };
 
 } // namespace
@@ -157,6 +175,17 @@ static int64_t definitionAt(const OperatorInfo &op, int64_t opset) {
     if (since <= opset)
       version = since;
   return version;
+}
+
+/// The most inputs and outputs a node of `op` may list under opset `opset`.
+static std::pair<size_t, size_t> getArity(const OperatorInfo &op,
+                                          int64_t opset) {
+  // The two operators whose signature changed between opsets 11 and 17.
+  if (op.name == "Unsqueeze" && opset < 13)
+    return {1, 1}; // the axes became an input in Unsqueeze-13
+  if (op.name == "BatchNormalization" && opset < 14)
+    return {5, 5}; // Y, mean, var, saved_mean, saved_var until 14
+  return {op.maxInputs, op.maxOutputs};
 }
 
 /// The MLIR element type of an ONNX one, or null when fluid has none.
@@ -205,13 +234,38 @@ static double toDouble(float value) {
   return value;
 }
 
+/// "[2, 3]" for a message; a list from a hostile model may have millions
+/// of values, of which the first few are shown.
 static std::string formatShape(ArrayRef<int64_t> shape) {
+  constexpr size_t kShown = 8;
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "[";
-  llvm::interleaveComma(shape, os);
+  llvm::interleaveComma(shape.take_front(kShown), os);
+  if (shape.size() > kShown)
+    os << ", ... (" << shape.size() << " values)";
   os << "]";
   return text;
+}
+
+void mlir::fluid::onnx_import::printEscaped(raw_ostream &os, StringRef text) {
+  static const char hexDigits[] = "0123456789ABCDEF";
+  const auto *begin = reinterpret_cast<const llvm::UTF8 *>(text.data());
+  const llvm::UTF8 *end = begin + text.size();
+  for (const llvm::UTF8 *p = begin; p < end;) {
+    unsigned length = llvm::getNumBytesForUTF8(*p);
+    if (*p >= 0x80 && length <= end - p &&
+        llvm::isLegalUTF8Sequence(p, p + length)) {
+      os.write(reinterpret_cast<const char *>(p), length);
+      p += length;
+      continue;
+    }
+    if (*p < 0x20 || *p >= 0x7f)
+      os << '\\' << hexDigits[*p >> 4] << hexDigits[*p & 0xf];
+    else
+      os << static_cast<char>(*p);
+    ++p;
+  }
 }
 
 /// "node #3 'name' (Conv)", or "node #3 (Conv)" for an unnamed node.
@@ -260,6 +314,16 @@ private:
   void report(Diagnostic &diag);
   bool reported = false;
   LogicalResult checkModel();
+  /// Checks that the graph's inputs, outputs and node outputs are named
+  /// once each, and fills `producers`.
+  LogicalResult checkGraphValues();
+  /// Checks the operator, version, arity and attribute names of `node`,
+  /// and that its inputs are computed before it.
+  LogicalResult checkNode(const om::Node &node, int index);
+  /// What defines each value: a node's index, or one of these.
+  static constexpr int kGraphInput = -1;
+  static constexpr int kInitializer = -2;
+  llvm::StringMap<int> producers;
   LogicalResult collectArguments(SmallVectorImpl<Argument> &arguments);
   func::FuncOp createFunction(OpBuilder &builder, StringRef name,
                               ArrayRef<Argument> arguments,
@@ -328,7 +392,11 @@ public:
   LogicalResult importUnsqueeze(const om::Node &node);
 
 private:
-  InFlightDiagnostic error() { return emitError(loc); }
+  InFlightDiagnostic error() {
+    InFlightDiagnostic diag = emitError(loc);
+    diag << where;
+    return diag;
+  }
 
   // Inputs and outputs of the current node.
   bool hasInput(unsigned index) const {
@@ -402,6 +470,8 @@ private:
   /// The current node and its location.
   const om::Node *node = nullptr;
   Location loc;
+  /// What errors concern outside nodes ("graph output 'y': ").
+  std::string where;
   llvm::StringMap<Entry> entries;
   /// Whether the current window node has auto_pad SAME_* or VALID.
   bool autoPadded = false;
@@ -437,16 +507,35 @@ FailureOr<Value> FunctionImporter::getParam(const om::Tensor &tensor) {
             << "; parameters must be FLOAT or DOUBLE";
     return failure();
   }
+  if (tensor.dims.size() > FLUID_MAX_RANK) {
+    error() << "initializer '" << tensor.name << "' has rank "
+            << tensor.dims.size() << "; fluid tensors have rank at most "
+            << FLUID_MAX_RANK;
+    return failure();
+  }
   auto type = RankedTensorType::get(tensor.dims, element);
   if (!isFloatTensor(type)) {
     error() << "initializer '" << tensor.name << "' of type " << type
-            << " cannot be a parameter: fluid tensors have rank at most 8 "
-               "and a size that fits in 64 bits";
+            << " cannot be a parameter: fluid tensors have a size in bytes "
+               "that fits in 64 bits";
     return failure();
   }
-  if (tensor.name.empty() || tensor.name == "__metadata__") {
+  if (type.getNumElements() == 0) {
+    error() << "initializer '" << tensor.name << "' has the shape "
+            << formatShape(tensor.dims)
+            << ": a parameter holds at least one element";
+    return failure();
+  }
+  // The name is the parameter's symbol and its key in checkpoints and
+  // safetensors files (UTF-8 JSON, read by C code).
+  if (failed(verifyExternalName([&] { return error(); },
+                                "initializer '" + tensor.name +
+                                    "' cannot be a parameter: its name",
+                                tensor.name)))
+    return failure();
+  if (tensor.name == "__metadata__") {
     error() << "an initializer named '" << tensor.name
-            << "' cannot be a parameter (the name cannot be stored)";
+            << "' cannot be a parameter (safetensors files reserve the name)";
     return failure();
   }
   if (tensor.name == "forward" || tensor.name == "loss") {
@@ -562,6 +651,13 @@ LogicalResult FunctionImporter::define(unsigned index, Entry entry) {
   if (index >= node->outputs.size() || node->outputs[index].empty())
     return success();
   const std::string &name = node->outputs[index];
+  // A tensor with a zero dimension: a mean over it is NaN, and no model
+  // trains with one.
+  if (entry.value && getTensorType(entry.value).getNumElements() == 0)
+    return error() << "output #" << index << " '" << name << "' would be "
+                   << entry.value.getType()
+                   << ", which has no elements; fluid does not compute on "
+                      "empty tensors";
   if (!entries.try_emplace(name, std::move(entry)).second)
     return error() << "output #" << index << " '" << name
                    << "' is already defined (ONNX values are assigned once)";
@@ -677,6 +773,11 @@ FailureOr<Value> FunctionImporter::reshape(Value value,
   RankedTensorType type = getTensorType(value);
   if (type.getShape() == shape)
     return value;
+  if (shape.size() > FLUID_MAX_RANK) {
+    error() << "cannot reshape " << type << " to rank " << shape.size()
+            << ": fluid tensors have rank at most " << FLUID_MAX_RANK;
+    return failure();
+  }
   auto result = RankedTensorType::get(shape, type.getElementType());
   if (result.getNumElements() != type.getNumElements() ||
       !isFluidTensor(result)) {
@@ -693,10 +794,20 @@ FailureOr<Value> FunctionImporter::constant(const ConstTensor &tensor) {
             << " is not supported";
     return failure();
   }
+  if (tensor.shape.size() > FLUID_MAX_RANK) {
+    error() << "a constant of rank " << tensor.shape.size()
+            << " is not supported: fluid tensors have rank at most "
+            << FLUID_MAX_RANK;
+    return failure();
+  }
   auto type = RankedTensorType::get(tensor.shape, element);
   if (!isFluidTensor(type)) {
+    error() << "a constant of type " << type << " is not supported";
+    return failure();
+  }
+  if (type.getNumElements() == 0) {
     error() << "a constant of type " << type
-            << " is not supported: fluid tensors have rank at most 8";
+            << " is not supported: it has no elements";
     return failure();
   }
   ArrayRef<char> raw(reinterpret_cast<const char *>(tensor.bytes.data()),
@@ -731,7 +842,7 @@ FunctionImporter::importGraph(ArrayRef<Argument> arguments,
       ConstTensor known;
       known.type = tensor.type;
       known.shape.assign(tensor.dims.begin(), tensor.dims.end());
-      known.bytes = tensor.bytes;
+      known.bytes.assign(tensor.bytes.begin(), tensor.bytes.end());
       entry.constant = std::move(known);
     }
     entries[tensor.name] = std::move(entry);
@@ -772,7 +883,9 @@ FunctionImporter::importGraph(ArrayRef<Argument> arguments,
       return failure();
     }
     loc = NameLoc::get(builder.getStringAttr(output.name));
+    where = "graph output '" + output.name + "': ";
     FailureOr<Value> value = materialize(it->second, output.name);
+    where.clear();
     if (failed(value))
       return failure();
     outputs.push_back(*value);
@@ -1139,6 +1252,18 @@ LogicalResult FunctionImporter::importUnary(const om::Node &node) {
   return define(0, OpT::create(builder, loc, *x).getOutput());
 }
 
+/// The number of elements of `shape` when it is at most kMaxKnownElements.
+static std::optional<int64_t> getKnownElementCount(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    std::optional<int64_t> product = llvm::checkedMul(count, dim);
+    if (!product || *product > kMaxKnownElements)
+      return std::nullopt;
+    count = *product;
+  }
+  return count;
+}
+
 /// The NumPy broadcast of two shapes, or nullopt.
 static std::optional<SmallVector<int64_t>>
 broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
@@ -1191,6 +1316,10 @@ LogicalResult FunctionImporter::importBinary(const om::Node &node) {
       return error() << "the operands " << formatShape(a->shape) << " and "
                      << formatShape(b->shape)
                      << " are not broadcast-compatible";
+    if (!getKnownElementCount(*shape))
+      return error() << "the result " << formatShape(*shape)
+                     << " of this computation at import time has more than "
+                     << kMaxKnownElements << " elements";
     ConstTensor result;
     result.type = a->type;
     result.shape = *shape;
@@ -1461,6 +1590,10 @@ LogicalResult FunctionImporter::importReshape(const om::Node &node) {
   FailureOr<SmallVector<int64_t>> target = intsInput(1, "the target shape");
   if (failed(allowZero) || failed(inShape) || failed(target))
     return failure();
+  if (target->size() > FLUID_MAX_RANK)
+    return error() << "the target shape has " << target->size()
+                   << " dimensions; fluid tensors have rank at most "
+                   << FLUID_MAX_RANK;
   int64_t total = 1;
   for (int64_t dim : *inShape)
     total *= dim;
@@ -1528,6 +1661,9 @@ LogicalResult FunctionImporter::importUnsqueeze(const om::Node &node) {
   if (failed(axes) || failed(inShape))
     return failure();
   int64_t rank = inShape->size() + axes->size();
+  if (rank > FLUID_MAX_RANK)
+    return error() << "the result would have rank " << rank
+                   << "; fluid tensors have rank at most " << FLUID_MAX_RANK;
   llvm::SmallBitVector inserted(rank);
   for (int64_t axis : *axes) {
     if (axis < -rank || axis >= rank)
@@ -1611,6 +1747,10 @@ LogicalResult FunctionImporter::importConcat(const om::Node &node) {
                          << " differs from input #0 "
                          << formatShape(first->shape) << " outside the axis";
       result.shape[d] += part->shape[d];
+      if (!getKnownElementCount(result.shape))
+        return error() << "the result of this concatenation at import time "
+                          "has more than "
+                       << kMaxKnownElements << " elements";
       parts.push_back(part);
     }
     result.bytes.clear();
@@ -1663,6 +1803,10 @@ LogicalResult FunctionImporter::importGather(const om::Node &node) {
   shape.append(dataShape->begin() + axis + 1, dataShape->end());
 
   if (const ConstTensor *data = constantInput(0)) {
+    if (!getKnownElementCount(shape))
+      return error() << "the result " << formatShape(shape)
+                     << " of this gather at import time has more than "
+                     << kMaxKnownElements << " elements";
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < rank; ++d)
       if (d < axis)
@@ -1685,6 +1829,11 @@ LogicalResult FunctionImporter::importGather(const om::Node &node) {
   if (indices->empty())
     return error() << "gathering no elements (empty indices) is not "
                       "supported";
+  if (static_cast<int64_t>(indices->size()) > kMaxGatherSlices)
+    return error() << "gathering " << indices->size()
+                   << " indices of a run-time tensor is not supported (at "
+                      "most "
+                   << kMaxGatherSlices << ", one slice each)";
   FailureOr<Value> data = input(0);
   if (failed(data))
     return failure();
@@ -1767,7 +1916,7 @@ LogicalResult FunctionImporter::importConstant(const om::Node &node) {
                      << " are not supported";
     result.type = attr.t.type;
     result.shape.assign(attr.t.dims.begin(), attr.t.dims.end());
-    result.bytes = attr.t.bytes;
+    result.bytes.assign(attr.t.bytes.begin(), attr.t.bytes.end());
   } else if (attr.name == "value_float" &&
              attr.kind == om::Attribute::Kind::Float) {
     floats({attr.f}, {});
@@ -1797,51 +1946,68 @@ LogicalResult FunctionImporter::importConstant(const om::Node &node) {
 static const std::vector<OperatorInfo> &getOperators() {
   using F = FunctionImporter;
   static const std::vector<OperatorInfo> operators = {
-      {"Add", &F::importBinary<BinaryKind::Add>, {1, 6, 7, 13, 14}, {}},
+      {"Add", &F::importBinary<BinaryKind::Add>, {1, 6, 7, 13, 14}, {}, 2, 1},
       {"AveragePool",
        &F::importPool<false>,
        {1, 7, 10, 11},
        {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads",
-        "strides"}},
+        "strides"},
+       1,
+       1},
       {"BatchNormalization",
        &F::importBatchNorm,
        {1, 6, 7, 9, 14, 15},
-       {"epsilon", "momentum", "training_mode"}},
-      {"Concat", &F::importConcat, {1, 4, 11, 13}, {"axis"}},
+       {"epsilon", "momentum", "training_mode"},
+       5,
+       3},
+      {"Concat", &F::importConcat, {1, 4, 11, 13}, {"axis"}, kAnyNumber, 1},
       {"Constant",
        &F::importConstant,
        {1, 9, 11, 12, 13},
        {"value", "value_float", "value_floats", "value_int", "value_ints",
-        "value_string", "value_strings", "sparse_value"}},
+        "value_string", "value_strings", "sparse_value"},
+       0,
+       1},
       {"Conv",
        &F::importConv,
        {1, 11},
-       {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}},
-      {"Div", &F::importBinary<BinaryKind::Div>, {1, 6, 7, 13, 14}, {}},
-      {"Flatten", &F::importFlatten, {1, 9, 11, 13}, {"axis"}},
-      {"Gather", &F::importGather, {1, 11, 13}, {"axis"}},
+       {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"},
+       3,
+       1},
+      {"Div", &F::importBinary<BinaryKind::Div>, {1, 6, 7, 13, 14}, {}, 2, 1},
+      {"Flatten", &F::importFlatten, {1, 9, 11, 13}, {"axis"}, 1, 1},
+      {"Gather", &F::importGather, {1, 11, 13}, {"axis"}, 2, 1},
       {"Gemm",
        &F::importGemm,
        {1, 6, 7, 9, 11, 13},
-       {"alpha", "beta", "transA", "transB"}},
-      {"GlobalAveragePool", &F::importGlobalAveragePool, {1}, {}},
-      {"Identity", &F::importIdentity, {1, 13, 14, 16}, {}},
-      {"LogSoftmax", &F::importSoftmax<LogSoftmaxOp>, {1, 11, 13}, {"axis"}},
-      {"MatMul", &F::importMatMul, {1, 9, 13}, {}},
+       {"alpha", "beta", "transA", "transB"},
+       3,
+       1},
+      {"GlobalAveragePool", &F::importGlobalAveragePool, {1}, {}, 1, 1},
+      {"Identity", &F::importIdentity, {1, 13, 14, 16}, {}, 1, 1},
+      {"LogSoftmax",
+       &F::importSoftmax<LogSoftmaxOp>,
+       {1, 11, 13},
+       {"axis"},
+       1,
+       1},
+      {"MatMul", &F::importMatMul, {1, 9, 13}, {}, 2, 1},
       {"MaxPool",
        &F::importPool<true>,
        {1, 8, 10, 11, 12},
        {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
-        "storage_order", "strides"}},
-      {"Mul", &F::importBinary<BinaryKind::Mul>, {1, 6, 7, 13, 14}, {}},
-      {"Relu", &F::importUnary<ReluOp>, {1, 6, 13, 14}, {}},
-      {"Reshape", &F::importReshape, {1, 5, 13, 14}, {"allowzero"}},
-      {"Shape", &F::importShape, {1, 13, 15}, {"end", "start"}},
-      {"Sigmoid", &F::importUnary<SigmoidOp>, {1, 6, 13}, {}},
-      {"Softmax", &F::importSoftmax<SoftmaxOp>, {1, 11, 13}, {"axis"}},
-      {"Sub", &F::importBinary<BinaryKind::Sub>, {1, 6, 7, 13, 14}, {}},
-      {"Tanh", &F::importUnary<TanhOp>, {1, 6, 13}, {}},
-      {"Unsqueeze", &F::importUnsqueeze, {1, 11, 13}, {"axes"}},
+        "storage_order", "strides"},
+       1,
+       2},
+      {"Mul", &F::importBinary<BinaryKind::Mul>, {1, 6, 7, 13, 14}, {}, 2, 1},
+      {"Relu", &F::importUnary<ReluOp>, {1, 6, 13, 14}, {}, 1, 1},
+      {"Reshape", &F::importReshape, {1, 5, 13, 14}, {"allowzero"}, 2, 1},
+      {"Shape", &F::importShape, {1, 13, 15}, {"end", "start"}, 1, 1},
+      {"Sigmoid", &F::importUnary<SigmoidOp>, {1, 6, 13}, {}, 1, 1},
+      {"Softmax", &F::importSoftmax<SoftmaxOp>, {1, 11, 13}, {"axis"}, 1, 1},
+      {"Sub", &F::importBinary<BinaryKind::Sub>, {1, 6, 7, 13, 14}, {}, 2, 1},
+      {"Tanh", &F::importUnary<TanhOp>, {1, 6, 13}, {}, 1, 1},
+      {"Unsqueeze", &F::importUnsqueeze, {1, 11, 13}, {"axes"}, 2, 1},
   };
   return operators;
 }
@@ -1875,10 +2041,12 @@ void ProgramImporter::report(Diagnostic &diag) {
     os << "remark: ";
     break;
   }
-  os << options.modelName << ": ";
+  std::string message = options.modelName + ": ";
   if (currentNode >= 0)
-    os << describeNode(model.nodes[currentNode], currentNode) << ": ";
-  os << diag << "\n";
+    message += describeNode(model.nodes[currentNode], currentNode) + ": ";
+  message += diag.str();
+  printEscaped(os, message);
+  os << "\n";
   for (Diagnostic &note : diag.getNotes())
     report(note);
 }
@@ -1906,37 +2074,148 @@ LogicalResult ProgramImporter::checkModel() {
     if (!initializers.try_emplace(tensor.name, &tensor).second)
       return emitError(unknown)
              << "two initializers are named '" << tensor.name << "'";
+  if (failed(checkGraphValues()))
+    return failure();
 
-  bool failedAny = false;
+  // Every node with an error is reported, up to a bound: a model of a
+  // million unknown nodes is not a million lines.
+  unsigned failures = 0;
   for (auto [index, node] : llvm::enumerate(model.nodes)) {
     currentNode = static_cast<int>(index);
-    if (!node.domain.empty() && node.domain != "ai.onnx") {
-      emitError(unknown) << "operators of domain '" << node.domain
-                         << "' are not supported";
-      failedAny = true;
+    if (succeeded(checkNode(node, static_cast<int>(index))))
       continue;
-    }
-    const OperatorInfo *op = lookupOperator(node.opType);
-    if (!op) {
-      emitError(unknown) << "operator '" << node.opType
-                         << "' is not supported; the importer supports "
-                         << getSupportedOperators();
-      failedAny = true;
-      continue;
-    }
-    int64_t used = definitionAt(*op, opset);
-    int64_t oldest = definitionAt(*op, kOldestOpset);
-    if (used < oldest) {
-      emitError(unknown) << "opset " << opset << " defines " << node.opType
-                         << " as " << node.opType << "-" << used
-                         << ", but the importer reads " << node.opType << "-"
-                         << oldest << " (opset " << kOldestOpset
-                         << ") and later";
-      failedAny = true;
+    if (++failures == kMaxReportedNodes && index + 1 < model.nodes.size()) {
+      currentNode = -1;
+      return emitError(unknown) << "stopped after " << kMaxReportedNodes
+                                << " nodes with errors; the graph has "
+                                << model.nodes.size() << " nodes";
     }
   }
   currentNode = -1;
-  return failure(failedAny);
+  return failure(failures > 0);
+}
+
+LogicalResult ProgramImporter::checkGraphValues() {
+  Location unknown = UnknownLoc::get(&context);
+  // Where each value comes from: kGraphInput, kInitializer or the index of
+  // the node that computes it.
+  for (const om::Tensor &tensor : model.initializers)
+    producers.try_emplace(tensor.name, kInitializer);
+  llvm::StringSet<> inputs;
+  for (auto [index, input] : llvm::enumerate(model.inputs)) {
+    if (input.name.empty())
+      return emitError(unknown) << "graph input #" << index << " has no name";
+    if (!inputs.insert(input.name).second)
+      return emitError(unknown)
+             << "graph input '" << input.name << "' is listed twice";
+    // Before IR version 4 initializers were listed as inputs too; since,
+    // an initializer is the default value of the input of its name.
+    producers.try_emplace(input.name, kGraphInput);
+  }
+  if (model.outputs.empty())
+    return emitError(unknown) << "the graph has no outputs, so there is "
+                                 "nothing to compute";
+  llvm::StringSet<> outputs;
+  for (auto [index, output] : llvm::enumerate(model.outputs)) {
+    if (output.name.empty())
+      return emitError(unknown) << "graph output #" << index << " has no name";
+    if (!outputs.insert(output.name).second)
+      return emitError(unknown)
+             << "graph output '" << output.name << "' is listed twice";
+  }
+
+  // ONNX values are assigned once: by the graph's inputs, its initializers
+  // or one node output.
+  for (auto [index, node] : llvm::enumerate(model.nodes)) {
+    currentNode = static_cast<int>(index);
+    for (auto [i, name] : llvm::enumerate(node.outputs)) {
+      if (name.empty())
+        continue;
+      auto [it, inserted] = producers.try_emplace(name, index);
+      if (inserted)
+        continue;
+      std::string earlier =
+          it->second == kGraphInput ? std::string("a graph input")
+          : it->second == kInitializer
+              ? std::string("an initializer")
+              : "the output of " +
+                    describeNode(model.nodes[it->second], it->second);
+      emitError(unknown) << "output #" << i << " '" << name << "' is already "
+                         << earlier << " (ONNX values are assigned once)";
+      currentNode = -1;
+      return failure();
+    }
+  }
+  currentNode = -1;
+  for (const om::ValueInfo &output : model.outputs)
+    if (!producers.count(output.name))
+      return emitError(unknown)
+             << "graph output '" << output.name
+             << "' is not a graph input, an initializer or the output of a "
+                "node";
+  return success();
+}
+
+LogicalResult ProgramImporter::checkNode(const om::Node &node, int index) {
+  Location unknown = UnknownLoc::get(&context);
+  if (!node.domain.empty() && node.domain != "ai.onnx")
+    return emitError(unknown)
+           << "operators of domain '" << node.domain << "' are not supported";
+  const OperatorInfo *op = lookupOperator(node.opType);
+  if (!op)
+    return emitError(unknown) << "operator '" << node.opType
+                              << "' is not supported; the importer supports "
+                              << getSupportedOperators();
+  int64_t used = definitionAt(*op, opset);
+  int64_t oldest = definitionAt(*op, kOldestOpset);
+  if (used < oldest)
+    return emitError(unknown)
+           << "opset " << opset << " defines " << node.opType << " as "
+           << node.opType << "-" << used << ", but the importer reads "
+           << node.opType << "-" << oldest << " (opset " << kOldestOpset
+           << ") and later";
+
+  auto [maxInputs, maxOutputs] = getArity(*op, opset);
+  if (node.inputs.size() > maxInputs)
+    return emitError(unknown) << "has " << node.inputs.size() << " inputs, but "
+                              << node.opType << " takes at most " << maxInputs;
+  if (node.outputs.size() > maxOutputs)
+    return emitError(unknown)
+           << "has " << node.outputs.size() << " outputs, but " << node.opType
+           << " has at most " << maxOutputs;
+  if (node.outputs.empty())
+    return emitError(unknown) << "has no outputs";
+  if (node.outputs.front().empty())
+    return emitError(unknown)
+           << "output #0 has no name, but it is not optional";
+
+  llvm::StringSet<> attributes;
+  for (const om::Attribute &attr : node.attributes)
+    if (!attributes.insert(attr.name).second)
+      return emitError(unknown)
+             << "attribute '" << attr.name << "' is given twice";
+
+  // Each input is computed before it is used: nodes are in topological
+  // order.
+  for (auto [i, name] : llvm::enumerate(node.inputs)) {
+    if (name.empty())
+      continue;
+    auto it = producers.find(name);
+    if (it == producers.end())
+      return emitError(unknown)
+             << "input #" << i << " '" << name
+             << "' is not a graph input, an initializer or the output of a "
+                "node";
+    if (it->second >= index)
+      return emitError(unknown)
+             << "input #" << i << " '" << name << "' is the output of "
+             << (it->second == index
+                     ? std::string("this node")
+                     : describeNode(model.nodes[it->second], it->second))
+             << ": nodes must be listed in topological order, and a graph "
+                "has no cycles";
+  }
+  return success();
 }
 
 LogicalResult
@@ -1960,11 +2239,27 @@ ProgramImporter::collectArguments(SmallVectorImpl<Argument> &arguments) {
                        "or INT64)";
     if (!input.hasShape)
       return fail() << "has no shape; fluid programs are statically shaped";
+    if (input.dims.size() > FLUID_MAX_RANK)
+      return fail() << "has rank " << input.dims.size()
+                    << "; fluid tensors have rank at most " << FLUID_MAX_RANK;
+    // The name is the argument's fluid.name, which names the input of the
+    // compiled program.
+    if (failed(verifyExternalName(
+            [&] {
+              return emitError(unknown)
+                     << "graph input '" << input.name << "': its name";
+            },
+            "", input.name)))
+      return failure();
     SmallVector<int64_t> shape;
     for (auto [d, dim] : llvm::enumerate(input.dims)) {
       if (dim.hasValue) {
         if (dim.value < 0)
           return fail() << "has a negative dimension " << dim.value;
+        if (dim.value == 0)
+          return fail() << "has a zero dimension at index " << d
+                        << "; fluid tensors hold at least one element (the "
+                           "mean loss over an empty batch is NaN)";
         shape.push_back(dim.value);
         continue;
       }
@@ -2026,7 +2321,10 @@ LogicalResult ProgramImporter::checkOutputTypes(ArrayRef<Value> outputs) {
                     << " but computed as " << type;
     if (!output.hasShape)
       continue;
-    bool matches = output.dims.size() == static_cast<size_t>(type.getRank());
+    if (output.dims.size() != static_cast<size_t>(type.getRank()))
+      return fail() << "is declared with rank " << output.dims.size()
+                    << " but computed as " << type;
+    bool matches = true;
     for (size_t d = 0; matches && d < output.dims.size(); ++d)
       matches = !output.dims[d].hasValue ||
                 output.dims[d].value == type.getDimSize(d);

@@ -1,5 +1,4 @@
-//===- OnnxImporter.h - Builds a fluid program from an ONNX graph -*- C++
-//-*-===//
+//===- OnnxImporter.h - An ONNX graph as a fluid program --------*- C++ -*-===//
 //
 // Turns an ONNX model (read by OnnxReader.cpp into plain structures) into a
 // fluid module:
@@ -59,6 +58,11 @@ ImportedProgram importModel(MLIRContext &context,
 
 /// The ONNX operators the importer supports, sorted, comma-separated.
 std::string getSupportedOperators();
+
+/// Writes `text` with its control characters and the bytes that are not
+/// UTF-8 as \XX (hexadecimal), as MLIR escapes them: a name taken from the
+/// model cannot break an error message into several lines.
+void printEscaped(llvm::raw_ostream &os, llvm::StringRef text);
 
 } // namespace mlir::fluid::onnx_import
 

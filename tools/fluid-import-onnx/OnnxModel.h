@@ -12,6 +12,7 @@
 #ifndef FLUID_TOOLS_FLUID_IMPORT_ONNX_ONNXMODEL_H
 #define FLUID_TOOLS_FLUID_IMPORT_ONNX_ONNXMODEL_H
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,9 +49,10 @@ struct Tensor {
   DataType type = DataType::Undefined;
   std::vector<int64_t> dims;
   /// The elements, row-major and little-endian, when `hasData`: the reader
-  /// converts FLOAT, DOUBLE, INT32 and INT64 tensors (from raw_data or the
-  /// typed fields). Other element types are described but not converted.
-  std::vector<uint8_t> bytes;
+  /// converts FLOAT, DOUBLE, INT32 and INT64 tensors (from raw_data, which
+  /// it moves rather than copies, or the typed fields). Other element types
+  /// are described but not converted.
+  std::string bytes;
   bool hasData = false;
 
   int64_t getNumElements() const;
@@ -143,11 +145,18 @@ struct Model {
   std::vector<ValueInfo> outputs;
 };
 
-/// Reads the ONNX file at `path` into `model`. On failure returns false with
-/// `error` saying why: the file cannot be read, is not a protobuf ModelProto
-/// (malformed or truncated), has no graph, or holds an initializer whose
-/// data does not match its type and shape. Never throws.
-bool readModel(const std::string &path, Model &model,
+/// Reads the ONNX model in `data` (`size` bytes, read from `path`) into
+/// `model`. Before parsing, the wire format is walked to bound the memory
+/// that parsing and converting it take: protobuf turns a 2-byte empty
+/// message into an object of a hundred bytes or more, and a 1-byte varint
+/// of a repeated field into 8 bytes. When that bound exceeds
+/// `availableMemory` (negative: unknown) nothing is parsed. On failure
+/// returns false with `error` saying why: the model needs too much memory,
+/// is not a protobuf ModelProto (malformed or truncated), has no graph, or
+/// holds a tensor whose data does not match its type and shape or lies in
+/// an external file. Never throws.
+bool readModel(const char *data, size_t size, const std::string &path,
+               int64_t availableMemory, Model &model,
                std::string &error) noexcept;
 
 } // namespace fluid::onnx_model

@@ -10,11 +10,13 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
 #include <google/protobuf/stubs/logging.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 
 using namespace fluid::onnx_model;
@@ -124,8 +126,8 @@ struct ReadError {
 
 /// Copies `count` values of a repeated field as little-endian bytes of `T`.
 template <typename T, typename Field>
-static void copyValues(const Field &field, int64_t count,
-                       std::vector<uint8_t> &out, const std::string &what) {
+static void copyValues(const Field &field, int64_t count, std::string &out,
+                       const std::string &what) {
   if (static_cast<int64_t>(field.size()) != count)
     fail(what + " has " + std::to_string(field.size()) + " values, but its " +
          "shape needs " + std::to_string(count));
@@ -136,17 +138,28 @@ static void copyValues(const Field &field, int64_t count,
   }
 }
 
-static void convertTensor(const onnx::TensorProto &proto, Tensor &out,
+static void convertTensor(onnx::TensorProto &proto, Tensor &out,
                           const std::string &what) {
   out.name = proto.name();
+  // External data names a file by a path taken from the model: nothing is
+  // opened, whatever the path.
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL ||
+      proto.external_data_size() > 0) {
+    std::string location;
+    for (const onnx::StringStringEntryProto &entry : proto.external_data())
+      if (entry.key() == "location")
+        location = " ('" + entry.value() + "')";
+    fail(what + " keeps its data in an external file" + location +
+         ", which is not supported: save the model with its data inside " +
+         "(onnx.save_model(model, path, save_as_external_data=False)), " +
+         "within the 2 GiB that protobuf allows");
+  }
   int32_t type = proto.data_type();
   if (type < 0 || type > static_cast<int32_t>(DataType::BFloat16))
     fail(what + " has the unknown data_type " + std::to_string(type));
   out.type = static_cast<DataType>(type);
   if (proto.has_segment())
     fail(what + " is segmented, which is not supported");
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL)
-    fail(what + " keeps its data in an external file, which is not supported");
 
   int64_t count = 1;
   for (int64_t dim : proto.dims()) {
@@ -173,13 +186,13 @@ static void convertTensor(const onnx::TensorProto &proto, Tensor &out,
     return;
   }
   if (proto.has_raw_data()) {
-    const std::string &raw = proto.raw_data();
-    if (raw.size() != static_cast<size_t>(count) * elementSize)
-      fail(what + " has " + std::to_string(raw.size()) +
-           " bytes of raw_data, but " + getDataTypeName(out.type) + " " +
-           "elements of its shape need " +
+    std::string *raw = proto.mutable_raw_data();
+    if (raw->size() != static_cast<size_t>(count) * elementSize)
+      fail(what + " has " + std::to_string(raw->size()) +
+           " bytes of raw_data, but " + std::to_string(count) + " " +
+           getDataTypeName(out.type) + " elements (its shape) need " +
            std::to_string(static_cast<size_t>(count) * elementSize));
-    out.bytes.assign(raw.begin(), raw.end());
+    out.bytes.swap(*raw);
   } else {
     switch (out.type) {
     case DataType::Float:
@@ -253,7 +266,7 @@ static Attribute::Kind convertKind(const onnx::AttributeProto &proto) {
   return Attribute::Kind::Undefined;
 }
 
-static void convertAttribute(const onnx::AttributeProto &proto, Attribute &out,
+static void convertAttribute(onnx::AttributeProto &proto, Attribute &out,
                              const std::string &where) {
   out.name = proto.name();
   out.kind = convertKind(proto);
@@ -265,7 +278,7 @@ static void convertAttribute(const onnx::AttributeProto &proto, Attribute &out,
   out.ints.assign(proto.ints().begin(), proto.ints().end());
   out.strings.assign(proto.strings().begin(), proto.strings().end());
   if (out.kind == Attribute::Kind::Tensor)
-    convertTensor(proto.t(), out.t,
+    convertTensor(*proto.mutable_t(), out.t,
                   where + ": the tensor of attribute '" + out.name + "'");
 }
 
@@ -309,16 +322,21 @@ static void convertValueInfo(const onnx::ValueInfoProto &proto,
   }
 }
 
-static void convertModel(const onnx::ModelProto &proto, Model &model) {
+static void convertModel(onnx::ModelProto &proto, Model &model) {
   model.irVersion = proto.ir_version();
   model.producerName = proto.producer_name();
   model.producerVersion = proto.producer_version();
   for (const onnx::OperatorSetIdProto &opset : proto.opset_import())
     model.opsets.push_back({opset.domain(), opset.version()});
 
-  const onnx::GraphProto &graph = proto.graph();
+  onnx::GraphProto &graph = *proto.mutable_graph();
   model.graphName = graph.name();
-  for (const onnx::TensorProto &initializer : graph.initializer()) {
+  // Exact sizes: a vector grown by doubling can take twice the memory.
+  model.initializers.reserve(graph.initializer_size());
+  model.inputs.reserve(graph.input_size());
+  model.outputs.reserve(graph.output_size());
+  model.nodes.reserve(graph.node_size());
+  for (onnx::TensorProto &initializer : *graph.mutable_initializer()) {
     Tensor tensor;
     convertTensor(initializer, tensor,
                   "initializer '" + initializer.name() + "'");
@@ -335,7 +353,7 @@ static void convertModel(const onnx::ModelProto &proto, Model &model) {
     convertValueInfo(output, model.outputs.back());
   }
   for (int index = 0; index < graph.node_size(); ++index) {
-    const onnx::NodeProto &proto = graph.node(index);
+    onnx::NodeProto &proto = *graph.mutable_node(index);
     Node node;
     node.name = proto.name();
     node.opType = proto.op_type();
@@ -344,7 +362,8 @@ static void convertModel(const onnx::ModelProto &proto, Model &model) {
     node.outputs.assign(proto.output().begin(), proto.output().end());
     std::string where = "node #" + std::to_string(index) + " '" + node.name +
                         "' (" + node.opType + ")";
-    for (const onnx::AttributeProto &attribute : proto.attribute()) {
+    node.attributes.reserve(proto.attribute_size());
+    for (onnx::AttributeProto &attribute : *proto.mutable_attribute()) {
       node.attributes.emplace_back();
       convertAttribute(attribute, node.attributes.back(), where);
     }
@@ -352,46 +371,286 @@ static void convertModel(const onnx::ModelProto &proto, Model &model) {
   }
 }
 
-/// Reads the whole file, or fails naming the system's reason.
-static std::string readFile(const std::string &path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE *)> file(
-      std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file)
-    fail("cannot open '" + path + "': " + std::strerror(errno));
-  std::string contents;
-  char buffer[1 << 16];
-  size_t read;
-  while ((read = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0)
-    contents.append(buffer, read);
-  if (std::ferror(file.get()))
-    fail("cannot read '" + path + "': " + std::strerror(errno));
-  return contents;
+//===----------------------------------------------------------------------===//
+// The memory that parsing takes
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Walks the protobuf wire format of a message, guided by its descriptor,
+/// and adds up what parsing it would allocate: an object per message, a
+/// slot per repeated element, the characters of long strings, and the
+/// records of unknown fields. Builds nothing, so that a small file that
+/// would expand to more memory than there is can be refused before
+/// protobuf aborts on it or the kernel kills the process.
+class ParseCostEstimator {
+public:
+  /// Adds the cost of the message in [begin, end) of type `type`; false
+  /// when the bytes are not well-formed wire format.
+  bool walk(const uint8_t *begin, const uint8_t *end,
+            const google::protobuf::Descriptor *type, int depth);
+
+  /// The estimate, and the part of it that is tensors' raw_data (moved
+  /// into the model, not copied).
+  uint64_t bytes = 0;
+  uint64_t rawDataBytes = 0;
+  uint64_t messages = 0;
+  uint64_t repeatedValues = 0;
+
+private:
+  struct TypeInfo {
+    uint64_t objectSize = 0;
+    /// The fields by number (null: unknown to this version of ONNX).
+    std::vector<const google::protobuf::FieldDescriptor *> fields;
+  };
+  const TypeInfo &getInfo(const google::protobuf::Descriptor *type);
+  void add(uint64_t cost) {
+    bytes = bytes > UINT64_MAX - cost ? UINT64_MAX : bytes + cost;
+  }
+
+  std::map<const google::protobuf::Descriptor *, TypeInfo> infos;
+  const google::protobuf::FieldDescriptor *rawData =
+      onnx::TensorProto::descriptor()->FindFieldByName("raw_data");
+};
+
+/// protobuf's own recursion limit: deeper messages do not parse.
+constexpr int kMaxDepth = 100;
+/// A std::string, a pointer slot, and what malloc adds to each block.
+constexpr uint64_t kStringSize = sizeof(std::string);
+constexpr uint64_t kSlotSize = sizeof(void *);
+constexpr uint64_t kMallocOverhead = 16;
+/// An unknown field's record, with room for its vector to grow.
+constexpr uint64_t kUnknownFieldSize = 64;
+
+bool readVarint(const uint8_t *&p, const uint8_t *end, uint64_t &value) {
+  value = 0;
+  for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    uint8_t byte = *p++;
+    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (!(byte & 0x80))
+      return true;
+  }
+  return false;
 }
 
-bool fluid::onnx_model::readModel(const std::string &path, Model &model,
+/// The wire type of `field`'s values (for repeated scalars, unpacked).
+unsigned getWireType(const google::protobuf::FieldDescriptor *field) {
+  using F = google::protobuf::FieldDescriptor;
+  switch (field->type()) {
+  case F::TYPE_MESSAGE:
+  case F::TYPE_STRING:
+  case F::TYPE_BYTES:
+    return 2;
+  case F::TYPE_DOUBLE:
+  case F::TYPE_FIXED64:
+  case F::TYPE_SFIXED64:
+    return 1;
+  case F::TYPE_FLOAT:
+  case F::TYPE_FIXED32:
+  case F::TYPE_SFIXED32:
+    return 5;
+  default:
+    return 0;
+  }
+}
+
+/// The bytes a repeated scalar element of `field` takes in a RepeatedField.
+uint64_t getScalarSize(const google::protobuf::FieldDescriptor *field) {
+  using F = google::protobuf::FieldDescriptor;
+  switch (field->cpp_type()) {
+  case F::CPPTYPE_INT64:
+  case F::CPPTYPE_UINT64:
+  case F::CPPTYPE_DOUBLE:
+    return 8;
+  case F::CPPTYPE_BOOL:
+    return 1;
+  default:
+    return 4;
+  }
+}
+
+} // namespace
+
+const ParseCostEstimator::TypeInfo &
+ParseCostEstimator::getInfo(const google::protobuf::Descriptor *type) {
+  auto [it, inserted] = infos.try_emplace(type);
+  if (inserted) {
+    const google::protobuf::Message *prototype =
+        google::protobuf::MessageFactory::generated_factory()->GetPrototype(
+            type);
+    it->second.objectSize = prototype ? prototype->SpaceUsedLong() : 256;
+    for (int i = 0; i < type->field_count(); ++i) {
+      const google::protobuf::FieldDescriptor *field = type->field(i);
+      // ONNX numbers its fields below 100.
+      if (field->number() >= 1024)
+        continue;
+      if (it->second.fields.size() <= static_cast<size_t>(field->number()))
+        it->second.fields.resize(field->number() + 1);
+      it->second.fields[field->number()] = field;
+    }
+  }
+  return it->second;
+}
+
+bool ParseCostEstimator::walk(const uint8_t *p, const uint8_t *end,
+                              const google::protobuf::Descriptor *type,
+                              int depth) {
+  using F = google::protobuf::FieldDescriptor;
+  if (depth > kMaxDepth)
+    return false;
+  const TypeInfo &info = getInfo(type);
+  while (p < end) {
+    uint64_t tag;
+    if (!readVarint(p, end, tag) || (tag >> 3) == 0)
+      return false;
+    uint64_t number = tag >> 3;
+    unsigned wireType = tag & 7;
+    const F *field =
+        number < info.fields.size() ? info.fields[number] : nullptr;
+    uint64_t length = 0, value = 0;
+    switch (wireType) {
+    case 0: // varint
+      if (!readVarint(p, end, value))
+        return false;
+      break;
+    case 1: // fixed64
+      if (end - p < 8)
+        return false;
+      length = 8;
+      break;
+    case 5: // fixed32
+      if (end - p < 4)
+        return false;
+      length = 4;
+      break;
+    case 2: // length-delimited
+      if (!readVarint(p, end, length) ||
+          length > static_cast<uint64_t>(end - p))
+        return false;
+      break;
+    default: // groups: not in ONNX
+      return false;
+    }
+    const uint8_t *payload = p;
+    if (wireType != 0)
+      p += length;
+
+    // protobuf keeps a field of an unknown number or the wrong wire type,
+    // and an enum's unknown value, as an unknown field.
+    unsigned expected = field ? getWireType(field) : 0;
+    bool repeated = field && field->is_repeated();
+    bool packed = repeated && expected != 2 && wireType == 2;
+    bool unknownEnum =
+        field && field->type() == F::TYPE_ENUM && wireType == 0 &&
+        (value > INT32_MAX ||
+         !field->enum_type()->FindValueByNumber(static_cast<int>(value)));
+    if (!field || (wireType != expected && !packed) || unknownEnum) {
+      add(kUnknownFieldSize + (wireType == 2 ? kStringSize + length : 0));
+    } else if (field->type() == F::TYPE_MESSAGE) {
+      ++messages;
+      add(getInfo(field->message_type()).objectSize + kMallocOverhead +
+          (repeated ? kSlotSize : 0));
+      if (!walk(payload, p, field->message_type(), depth + 1))
+        return false;
+    } else if (expected == 2) {
+      add(length + 1 + kMallocOverhead +
+          (repeated ? kSlotSize + kStringSize : 0));
+      if (field == rawData)
+        rawDataBytes += length;
+    } else if (packed) {
+      uint64_t count = 0;
+      if (expected == 0) {
+        for (const uint8_t *q = payload; q < p; ++q)
+          count += !(*q & 0x80);
+      } else {
+        count = length / (expected == 1 ? 8 : 4);
+      }
+      repeatedValues += count;
+      // Varints are read one by one into a field that doubles as it grows.
+      add(count * getScalarSize(field) * (expected == 0 ? 2 : 1));
+    } else if (repeated) {
+      ++repeatedValues;
+      add(2 * getScalarSize(field));
+    }
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+/// "1.5 GiB" or "123 bytes".
+static std::string formatBytes(uint64_t bytes) {
+  if (bytes < 1024)
+    return std::to_string(bytes) + " bytes";
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  int unit = -1;
+  while (value >= 1024 && unit < 5) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f %s", value, units[unit]);
+  return text;
+}
+
+bool fluid::onnx_model::readModel(const char *data, size_t size,
+                                  const std::string &path,
+                                  int64_t availableMemory, Model &model,
                                   std::string &error) noexcept {
   try {
+    const std::string notOnnx =
+        "'" + path + "' is not a valid ONNX file: it does not parse as a " +
+        "protobuf ModelProto (malformed or truncated)";
+    // protobuf cannot parse 2 GiB or more.
+    if (size > static_cast<size_t>(INT32_MAX))
+      fail("'" + path + "' is " + formatBytes(size) +
+           ", more than the 2 GiB that protobuf can parse");
+
+    // The parsed message, then the model converted from it.
+    ParseCostEstimator estimator;
+    const auto *begin = reinterpret_cast<const uint8_t *>(data);
+    if (!estimator.walk(begin, begin + size, onnx::ModelProto::descriptor(), 0))
+      fail(notOnnx);
+    // The converted model holds what the message does in structures a
+    // little larger, except the raw data, which moves from one to the other.
+    uint64_t structures = estimator.bytes - estimator.rawDataBytes;
+    uint64_t needed = structures > UINT64_MAX / 4
+                          ? UINT64_MAX
+                          : structures / 2 * 5 + estimator.rawDataBytes;
+    if (availableMemory >= 0 && needed > static_cast<uint64_t>(availableMemory))
+      fail("'" + path + "': reading this ONNX model needs about " +
+           formatBytes(needed) + " of memory (its " + formatBytes(size) +
+           " hold " + std::to_string(estimator.messages) +
+           " protobuf messages and " +
+           std::to_string(estimator.repeatedValues) +
+           " repeated values), and only " +
+           formatBytes(static_cast<uint64_t>(availableMemory)) +
+           " is available");
+
     // Parse failures are reported below, once; protobuf's own log lines
     // would only repeat them.
     google::protobuf::SetLogHandler(nullptr);
-    std::string contents = readFile(path);
-    onnx::ModelProto proto;
-    if (!proto.ParseFromString(contents))
-      fail("'" + path + "' is not a valid ONNX file: it does not parse as " +
-           "a protobuf ModelProto (malformed or truncated)");
-    if (!proto.has_graph() || proto.ir_version() <= 0)
+    auto proto = std::make_unique<onnx::ModelProto>();
+    if (!proto->ParseFromArray(data, static_cast<int>(size)))
+      fail(notOnnx);
+    if (!proto->has_graph() || proto->ir_version() <= 0)
       fail("'" + path + "' is not an ONNX model: it has no " +
-           (proto.has_graph() ? "IR version" : "graph") +
+           (proto->has_graph() ? "IR version" : "graph") +
            " (empty, truncated or another kind of file)");
     model = Model();
     try {
-      convertModel(proto, model);
+      convertModel(*proto, model);
     } catch (const ReadError &e) {
       fail(path + ": " + e.message);
     }
     return true;
   } catch (const ReadError &e) {
     error = e.message;
+  } catch (const std::bad_alloc &) {
+    error = "'" + path + "': out of memory while reading the model";
   } catch (const std::exception &e) {
     error = "cannot read '" + path + "': " + e.what();
   } catch (...) {

@@ -6,21 +6,27 @@
 //
 // Writes the fluid program and, next to it, the values of its parameters
 // (the graph's initializers) as safetensors. Both files are written in full
-// or not at all.
+// or not at all. The model is checked before it is read (a regular file,
+// within protobuf's 2 GiB and the memory available) and mapped rather than
+// copied.
 //
 //===----------------------------------------------------------------------===//
 
 #include "OnnxImporter.h"
 #include "OnnxModel.h"
 
+#include "fluid/Support/InputFile.h"
 #include "fluid/Support/OutputFile.h"
+#include "fluid/runtime/HostMemory.h"
 #include "fluid/runtime/Safetensors.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -60,8 +66,40 @@ static cl::opt<bool> printDebugInfo(
     cl::desc("Print each op's location: the ONNX node it comes from"),
     cl::cat(toolOptions));
 
+static constexpr const char *kToolName = "fluid-import-onnx";
+
 static llvm::raw_ostream &error() {
-  return llvm::errs() << "fluid-import-onnx: error: ";
+  return llvm::errs() << kToolName << ": error: ";
+}
+
+/// The model's bytes. The file is checked before it is opened (a regular
+/// file within ONNX's limit and the memory available) and again once open,
+/// in case it was replaced, then mapped rather than copied.
+static std::unique_ptr<llvm::MemoryBuffer> openModel(StringRef path) {
+  const mlir::fluid::InputLimit &limit = mlir::fluid::kOnnxModelLimit;
+  if (failed(mlir::fluid::checkInputFile(path, kToolName, limit)))
+    return nullptr;
+  auto cannotRead = [&](const Twine &reason) {
+    error() << "cannot read '" << path << "': " << reason << "\n";
+    return nullptr;
+  };
+  llvm::Expected<llvm::sys::fs::file_t> file =
+      llvm::sys::fs::openNativeFileForRead(path);
+  if (!file)
+    return cannotRead(llvm::toString(file.takeError()));
+  llvm::scope_exit close([&] { llvm::sys::fs::closeFile(*file); });
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(*file, status))
+    return cannotRead(ec.message());
+  if (!llvm::sys::fs::is_regular_file(status) ||
+      status.getSize() > limit.maxBytes)
+    return cannotRead("the file was replaced while it was being opened");
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getOpenFile(*file, path, status.getSize(),
+                                      /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return cannotRead(buffer.getError().message());
+  return std::move(*buffer);
 }
 
 /// Writes the parameters' values (little-endian f32/f64, as in the model).
@@ -77,7 +115,7 @@ static bool writeParams(ArrayRef<const om::Tensor *> params, StringRef path) {
   // The writer keeps the descriptors until it writes.
   std::vector<fluid_tensor> descriptors(params.size());
   for (auto [tensor, descriptor] : llvm::zip(params, descriptors)) {
-    descriptor.data = const_cast<uint8_t *>(tensor->bytes.data());
+    descriptor.data = const_cast<char *>(tensor->bytes.data());
     descriptor.dtype =
         tensor->type == om::DataType::Double ? FLUID_F64 : FLUID_F32;
     descriptor.rank = static_cast<int32_t>(tensor->dims.size());
@@ -154,6 +192,20 @@ Shapes are static: a dynamic dimension 0 (the batch) of an input takes
 --batch; any other dynamic dimension is an error. Computations on shapes
 (Shape, Gather, Unsqueeze, Concat, integer Add/Sub/Mul/Div) are folded.
 
+What is checked before anything is imported:
+  - the model is a regular file of at most 2 GiB (protobuf's limit), and
+    reading it fits in the memory available; tensors whose data is in an
+    external file are refused, and no file the model names is opened;
+  - the graph is well formed: nodes in topological order, each value
+    assigned once (by a graph input, an initializer or one node output),
+    no node with more inputs or outputs than its operator has or without
+    an output, at least one graph output;
+  - no tensor is empty: a zero dimension in an input, a parameter or a
+    constant is an error (so is --batch 0);
+  - initializer and graph input names are UTF-8 without NUL (they become
+    parameter names and checkpoint keys); otherwise every name is kept
+    byte for byte.
+
 )" +
       wrap("Supported operators: " +
            mlir::fluid::onnx_import::getSupportedOperators() +
@@ -168,9 +220,11 @@ Examples:
   fluid-import-onnx resnet18.onnx --batch 32 --loss softmax_cross_entropy \
       -o train.mlir && fluid-opt train.mlir --fluid-build-training
 
-Exit status: 0 on success, 1 on any error (an unreadable, malformed or
-truncated file; an unsupported operator, attribute value or element type,
-named with the node's index and name; a dynamic dimension without --batch).
+Exit status: 0 on success, 1 on any error, reported on one line (an
+unreadable, malformed, truncated or oversized file; a graph that is not
+well formed; an unsupported operator, attribute value or element type,
+named with the node's index, name and operator; a dynamic dimension
+without --batch).
 )";
   cl::ParseCommandLineOptions(argc, argv, overview);
 
@@ -178,7 +232,13 @@ named with the node's index and name; a dynamic dimension without --batch).
     error() << "no model given (fluid-import-onnx MODEL.onnx)\n";
     return 1;
   }
+  if (inputFilename == "-") {
+    error() << "models are not read from standard input; give the model's "
+               "file\n";
+    return 1;
+  }
   mlir::fluid::onnx_import::ImportOptions options;
+  options.toolName = kToolName;
   options.modelName = inputFilename;
   if (batchSize.getNumOccurrences()) {
     if (batchSize < 1) {
@@ -196,10 +256,19 @@ named with the node's index and name; a dynamic dimension without --batch).
     options.softmaxCrossEntropyLoss = true;
   }
 
+  std::unique_ptr<llvm::MemoryBuffer> buffer = openModel(inputFilename);
+  if (!buffer)
+    return 1;
   om::Model model;
   std::string readError;
-  if (!om::readModel(inputFilename, model, readError)) {
-    error() << readError << "\n";
+  bool read = om::readModel(buffer->getBufferStart(), buffer->getBufferSize(),
+                            inputFilename, fluid_available_host_memory(), model,
+                            readError);
+  // The model holds what it needs; the file's bytes are not used again.
+  buffer.reset();
+  if (!read) {
+    mlir::fluid::onnx_import::printEscaped(error(), readError);
+    llvm::errs() << "\n";
     return 1;
   }
 

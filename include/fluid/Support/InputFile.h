@@ -36,8 +36,9 @@ struct InputLimit {
 /// Textual IR: 1 GiB; MLIR's parser holds the text and the IR built from it.
 constexpr InputLimit kMlirTextLimit = {"MLIR text", uint64_t(1) << 30, 4};
 /// ONNX models: protobuf cannot parse a message of 2 GiB or more, and the
-/// importer holds the parsed model and the parameters it copies out.
-constexpr InputLimit kOnnxModelLimit = {"ONNX model", (uint64_t(1) << 31) - 1,
+/// importer holds the parsed model and the parameters it copies out (it
+/// also bounds protobuf's expansion of the file before parsing it).
+constexpr InputLimit kOnnxModelLimit = {"ONNX models", (uint64_t(1) << 31) - 1,
                                         3};
 
 /// Checks that `path` may be read as `limit.what`: it exists, is a regular

@@ -151,3 +151,103 @@ save("mlp",
 save("softmax11",
      [helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=1)],
      [tensor("x", [2, 3, 4])], [tensor("y", [2, 3, 4])], opset=11)
+
+# --- graphs that are not well-formed ----------------------------------------
+# Each must be an error naming the node or graph element (errors.test).
+save("too-many-inputs",
+     [helper.make_node("Relu", ["x", "x"], ["y"], name="act")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+# An omitted optional input still counts: Conv takes X, W and B.
+save("conv-four-inputs",
+     [helper.make_node("Conv", ["x", "w", "", ""], ["y"], name="conv")],
+     [tensor("x", [1, 1, 5, 5])], [tensor("y", [1, 1, 3, 3])],
+     [weight("w", [1, 1, 3, 3])])
+# Unsqueeze took its axes as an attribute before opset 13.
+save("unsqueeze11-two-inputs",
+     [helper.make_node("Unsqueeze", ["x", "axes"], ["y"], name="unsqueeze",
+                       axes=[0])],
+     [tensor("x", [2, 3])], [tensor("y", [1, 2, 3])],
+     [numpy_helper.from_array(np.array([0], np.int64), "axes")], opset=11)
+save("too-many-outputs",
+     [helper.make_node("Relu", ["x"], ["y", "z"], name="act")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("no-node-outputs",
+     [helper.make_node("Relu", ["x"], [], name="act"),
+      helper.make_node("Sigmoid", ["x"], ["y"], name="gate")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("unnamed-node-output",
+     [helper.make_node("Relu", ["x"], [""], name="act"),
+      helper.make_node("Sigmoid", ["x"], ["y"], name="gate")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("no-graph-outputs", [helper.make_node("Relu", ["x"], ["y"], name="act")],
+     [tensor("x", [2, 3])], [])
+save("unnamed-graph-input",
+     [helper.make_node("Relu", ["x"], ["y"], name="act")],
+     [tensor("x", [2, 3]), tensor("", [2, 3])], [tensor("y", [2, 3])])
+save("unnamed-graph-output",
+     [helper.make_node("Relu", ["x"], ["y"], name="act")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3]), tensor("", [2, 3])])
+save("duplicate-graph-input",
+     [helper.make_node("Relu", ["x"], ["y"], name="act")],
+     [tensor("x", [2, 3]), tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("duplicate-graph-output",
+     [helper.make_node("Relu", ["x"], ["y"], name="act")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3]), tensor("y", [2, 3])])
+save("duplicate-node-output",
+     [helper.make_node("Relu", ["x"], ["h"], name="act"),
+      helper.make_node("Sigmoid", ["x"], ["h"], name="gate"),
+      helper.make_node("Tanh", ["h"], ["y"], name="squash")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("output-is-graph-input",
+     [helper.make_node("Relu", ["x"], ["x"], name="act")],
+     [tensor("x", [2, 3])], [tensor("x", [2, 3])])
+save("output-is-initializer",
+     [helper.make_node("Add", ["x", "b"], ["b"], name="add")],
+     [tensor("x", [2, 3])], [tensor("b", [2, 3])], [weight("b", [3])])
+save("undefined-input",
+     [helper.make_node("Add", ["x", "nowhere"], ["y"], name="add")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("out-of-order",
+     [helper.make_node("Tanh", ["h"], ["y"], name="second"),
+      helper.make_node("Relu", ["x"], ["h"], name="first")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("cycle",
+     [helper.make_node("Add", ["x", "b"], ["a"], name="one"),
+      helper.make_node("Relu", ["a"], ["b"], name="two")],
+     [tensor("x", [2, 3])], [tensor("b", [2, 3])])
+save("self-loop", [helper.make_node("Relu", ["y"], ["y"], name="act")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("undefined-graph-output",
+     [helper.make_node("Relu", ["x"], ["y"], name="act")],
+     [tensor("x", [2, 3])], [tensor("z", [2, 3])])
+duplicate_axis = helper.make_node("Softmax", ["x"], ["y"], name="softmax",
+                                  axis=1)
+duplicate_axis.attribute.extend([helper.make_attribute("axis", 0)])
+save("duplicate-attribute", [duplicate_axis], [tensor("x", [2, 3])],
+     [tensor("y", [2, 3])])
+
+# --- empty tensors: a mean over them is NaN --------------------------------
+save("zero-batch", [helper.make_node("Relu", ["x"], ["y"], name="act")],
+     [tensor("x", [0, 3])], [tensor("y", [0, 3])])
+save("zero-width", [helper.make_node("Relu", ["x"], ["y"], name="act")],
+     [tensor("x", [2, 0])], [tensor("y", [2, 0])])
+save("zero-weight", [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
+     [tensor("x", [1, 1, 5, 5])], [tensor("y", [1, 0, 3, 3])],
+     [numpy_helper.from_array(np.zeros((0, 1, 3, 3), np.float32), "w")])
+save("empty-constant",
+     [helper.make_node("Constant", [], ["c"], name="empty",
+                       value=numpy_helper.from_array(
+                           np.zeros((2, 0), np.float32), "c"))],
+     [tensor("x", [2, 3])], [tensor("c", [2, 0])])
+save("many-unknown-ops",
+     [helper.make_node("NoSuchOp", ["x"], ["y%d" % i]) for i in range(1000)],
+     [tensor("x", [2, 3])], [tensor("y0", [2, 3])])
+# A declared rank of 65536: the error names the rank, not the shape.
+save("wrong-output-rank",
+     [helper.make_node("Relu", ["x"], ["y"], name="act")],
+     [tensor("x", [2, 3])], [tensor("y", [1] * (1 << 16))])
+# 65536 kernel dimensions: the error shows the first few.
+save("long-kernel-shape",
+     [helper.make_node("MaxPool", ["x"], ["y"], name="pool",
+                       kernel_shape=[1] * (1 << 16))],
+     [tensor("x", [1, 1, 4, 4])], [tensor("y", [1, 1, 4, 4])])
