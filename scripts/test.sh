@@ -9,4 +9,9 @@ build="${FLUID_BUILD_DIR:-$root/build}"
 
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
-exec /usr/lib/llvm-22/bin/lit -sv "$build/test"
+status=0
+/usr/lib/llvm-22/bin/lit -sv "$build/test" || status=$?
+
+# Then every fuzzer for 15 s on its seeds (docs/FUZZING.md): a crash fails.
+"$root/scripts/fuzz.sh" 15 || status=$((status ? status : 1))
+exit "$status"

@@ -52,6 +52,22 @@ std::string describe(int32_t dtype, int32_t rank, const int64_t *shape) {
 
 std::string quoteName(const std::string &name) { return "'" + name + "'"; }
 
+/// Fails when a string of the header holds a NUL character (JSON's \u0000):
+/// the C interface hands out and looks up names, keys and values as
+/// NUL-terminated strings, so "a\u0000b" would be listed as "a" and could
+/// not be read, or would read tensor "a" instead.
+void checkNoNul(const std::string &path, const std::string &what,
+                const std::string &text) {
+  if (text.find('\0') == std::string::npos)
+    return;
+  std::string shown;
+  for (char c : text)
+    shown += c ? std::string(1, c) : "\\u0000";
+  failFormat(path, what + " \"" + shown +
+                       "\" contains a NUL character, which the C interface's "
+                       "names, keys and values cannot hold");
+}
+
 struct TensorEntry {
   std::string name;
   int32_t dtype = 0;
@@ -142,12 +158,17 @@ Header parseHeader(const std::string &path, const std::string &text) {
         json.error("duplicate \"__metadata__\"");
       seenMetadata = true;
       json.readObject([&](const std::string &metadataName) {
+        checkNoNul(path, "metadata key", metadataName);
         if (header.metadata.count(metadataName))
           json.error("duplicate metadata key \"" + metadataName + "\"");
-        header.metadata[metadataName] = json.readString();
+        std::string value = json.readString();
+        checkNoNul(path, "the value of metadata key \"" + metadataName + "\"",
+                   value);
+        header.metadata[metadataName] = std::move(value);
       });
       return;
     }
+    checkNoNul(path, "tensor name", key);
     if (!names.insert(key).second)
       json.error("duplicate tensor name " + quoteName(key));
     header.tensors.push_back(parseTensor(path, json, key));

@@ -11,10 +11,11 @@
 // Supported dtypes: F32, F64, I32, I64, F16, BF16, U8. The reader validates
 // everything the format requires and rejects the rest: a header longer than
 // the file (or than 100,000,000 bytes, the reference implementation's limit),
-// malformed JSON, unknown fields or dtypes, duplicate names, rank above
-// FLUID_MAX_RANK, offsets that are reversed, out of range, not equal to
-// dtype size * element count, overlapping, or leaving bytes of the buffer
-// that belong to no tensor.
+// malformed JSON, unknown fields or dtypes, duplicate names, names or
+// metadata keys or values holding a NUL character (\u0000, which a C string
+// cannot), rank above FLUID_MAX_RANK, offsets that are reversed, out of
+// range, not equal to dtype size * element count, overlapping, or leaving
+// bytes of the buffer that belong to no tensor.
 //
 // Errors (the message names the file and the problem):
 //   FLUID_ERROR_IO               the file cannot be opened, read or written;

@@ -1,0 +1,4 @@
+func.func @f(%x: tensor<2x8x5x5xf32>, %c: tensor<8xf64>) {
+  %y:5 = fluid.batch_norm %x, %c, %c, %c, %c : tensor<2x8x5x5xf32>, tensor<8xf64>
+  return
+}

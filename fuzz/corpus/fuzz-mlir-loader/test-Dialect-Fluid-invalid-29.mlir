@@ -1,0 +1,4 @@
+func.func @f(%x: tensor<2x8xf32>, %c: tensor<4xf32>) {
+  %y = fluid.batch_norm_inference %x, %c, %c, %c, %c : tensor<2x8xf32>, tensor<4xf32>
+  return
+}

@@ -1,0 +1,4 @@
+func.func @f(%x: tensor<4x8xf32>, %w: tensor<5x6xf32>) -> tensor<4x5xf32> {
+  %0 = fluid.linear %x, %w : tensor<4x8xf32>, tensor<5x6xf32> -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}

@@ -1,0 +1,1 @@
+fluid.param @step : tensor<i64> init normal(std = 1.0)

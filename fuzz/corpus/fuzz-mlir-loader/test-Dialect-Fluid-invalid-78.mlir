@@ -1,0 +1,1 @@
+fluid.param @w : tensor<?x4xf32> init zeros

@@ -1,0 +1,4 @@
+func.func @f() {
+  fluid.param @w : tensor<4xf32> init zeros
+  return
+}

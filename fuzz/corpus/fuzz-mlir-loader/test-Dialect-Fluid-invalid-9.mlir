@@ -1,0 +1,4 @@
+func.func @f(%x: tensor<2x64x9x7xf32>, %w: tensor<96x21x3x3xf32>) -> tensor<2x96x7x5xf32> {
+  %0 = fluid.conv2d %x, %w {groups = 3 : i64} : (tensor<2x64x9x7xf32>, tensor<96x21x3x3xf32>) -> tensor<2x96x7x5xf32>
+  return %0 : tensor<2x96x7x5xf32>
+}
