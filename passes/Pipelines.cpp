@@ -65,13 +65,19 @@ LogicalResult mlir::fluid::checkPassOptions(StringRef arg, StringRef tool) {
     return success();
   OpPassManager scratch(ModuleOp::getOperationName(),
                         OpPassManager::Nesting::Implicit);
-  return entry->addToPipeline(scratch, options, [&](const Twine &message) {
+  return entry->addToPipeline(scratch, options,
+                              optionErrorPrinter(tool, ("--" + name).str()));
+}
+
+std::function<LogicalResult(const Twine &)>
+mlir::fluid::optionErrorPrinter(StringRef tool, StringRef flag) {
+  return [tool = tool.str(), flag = flag.str()](const Twine &message) {
     std::string text = describePassOptionError(message.str());
     // An empty message: llvm::cl has already said what is wrong.
     if (!text.empty())
-      llvm::errs() << tool << ": error: --" << name << ": " << text << "\n";
+      llvm::errs() << tool << ": error: " << flag << ": " << text << "\n";
     return failure();
-  });
+  };
 }
 
 void mlir::fluid::registerFluidPipelines() {

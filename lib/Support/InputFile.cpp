@@ -15,6 +15,7 @@
 
 using namespace mlir;
 using namespace mlir::fluid;
+using ::fluid::rt::formatBytes;
 
 static LogicalResult cannotRead(StringRef path, StringRef tool,
                                 const Twine &reason) {
@@ -25,23 +26,6 @@ static LogicalResult cannotRead(StringRef path, StringRef tool,
     llvm::errs() << "'" << path << "'";
   llvm::errs() << ": " << reason << "\n";
   return failure();
-}
-
-/// "1.5 GiB" or "123 bytes".
-static std::string formatBytes(uint64_t bytes) {
-  if (bytes < 1024)
-    return std::to_string(bytes) + " bytes";
-  const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double value = static_cast<double>(bytes);
-  int unit = -1;
-  while (value >= 1024 && unit < 5) {
-    value /= 1024;
-    ++unit;
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::format("%.1f ", value) << units[unit];
-  return text;
 }
 
 /// Fails unless `bytes` of `limit.what` are within its limits.

@@ -248,15 +248,10 @@ int main(int argc, char **argv) {
         trainingOptions.empty() ? kDefaultTraining : trainingOptions.getValue();
     progress("building the training step (" + options.trainingOptions + ")");
     // Built directly, not from pipeline text the options could break out of.
-    std::string problem;
-    if (failed(buildTrainingPipeline(pm,
-                                     options.trainingOptions + " lr-param=true",
-                                     [&](const Twine &message) {
-                                       problem = message.str();
-                                       return failure();
-                                     })))
-      // An empty message: llvm::cl has already said what is wrong.
-      return problem.empty() ? EXIT_FAILURE : fail("--training: " + problem);
+    if (failed(buildTrainingPipeline(
+            pm, options.trainingOptions + " lr-param=true",
+            optionErrorPrinter("fluid-compile", "--training"))))
+      return EXIT_FAILURE;
   }
   // A module fluid-compile --emit=buffers wrote (perhaps edited since) is
   // emitted as it is.

@@ -8,6 +8,8 @@
 
 #include "OnnxModel.h"
 
+#include "fluid/runtime/HostMemory.h"
+
 #include "onnx/onnx_pb.h"
 
 #include <google/protobuf/descriptor.h>
@@ -20,6 +22,7 @@
 #include <memory>
 
 using namespace fluid::onnx_model;
+using fluid::rt::formatBytes;
 
 const char *fluid::onnx_model::getDataTypeName(DataType type) {
   switch (type) {
@@ -579,22 +582,6 @@ bool ParseCostEstimator::walk(const uint8_t *p, const uint8_t *end,
 //===----------------------------------------------------------------------===//
 // Reading
 //===----------------------------------------------------------------------===//
-
-/// "1.5 GiB" or "123 bytes".
-static std::string formatBytes(uint64_t bytes) {
-  if (bytes < 1024)
-    return std::to_string(bytes) + " bytes";
-  const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double value = static_cast<double>(bytes);
-  int unit = -1;
-  while (value >= 1024 && unit < 5) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f %s", value, units[unit]);
-  return text;
-}
 
 bool fluid::onnx_model::readModel(const char *data, size_t size,
                                   const std::string &path,

@@ -367,15 +367,10 @@ int main(int argc, char **argv) {
     // Built directly, not from pipeline text the options could break out
     // of; a bad option is one message.
     PassManager pm(&context);
-    std::string problem;
-    if (failed(
-            buildTrainingPipeline(pm, buildTraining, [&](const Twine &message) {
-              problem = message.str();
-              return failure();
-            })))
-      // An empty message: llvm::cl has already said what is wrong.
-      return problem.empty() ? EXIT_FAILURE
-                             : fail("--build-training: " + problem);
+    if (failed(buildTrainingPipeline(
+            pm, buildTraining,
+            optionErrorPrinter("fluid-train", "--build-training"))))
+      return EXIT_FAILURE;
     if (failed(pm.run(*module)))
       return EXIT_FAILURE;
   }

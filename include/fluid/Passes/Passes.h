@@ -9,6 +9,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <functional>
+
 namespace mlir::fluid {
 
 #define GEN_PASS_DECL
@@ -30,6 +32,11 @@ buildTrainingPipeline(OpPassManager &pm, StringRef options,
 
 /// A pass option error as users should read it.
 std::string describePassOptionError(StringRef message);
+
+/// An error handler for pass options that prints "TOOL: error: FLAG:
+/// PROBLEM", or nothing when llvm::cl has already printed the problem.
+std::function<LogicalResult(const Twine &)> optionErrorPrinter(StringRef tool,
+                                                               StringRef flag);
 
 /// If `arg` is `--NAME=OPTIONS` for a registered pass or pipeline, checks
 /// the options as the pipeline parser would, printing "TOOL: error: --NAME:

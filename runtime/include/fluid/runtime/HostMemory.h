@@ -23,6 +23,29 @@ int64_t fluid_available_host_memory(void);
 
 #ifdef __cplusplus
 }
+
+#include <cstdio>
+#include <string>
+
+namespace fluid::rt {
+
+/// "1.5 GiB" or "123 bytes", as messages about sizes print them.
+inline std::string formatBytes(uint64_t bytes) {
+  if (bytes < 1024)
+    return std::to_string(bytes) + " bytes";
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  int unit = -1;
+  while (value >= 1024 && unit < 5) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f %s", value, units[unit]);
+  return text;
+}
+
+} // namespace fluid::rt
 #endif
 
 #endif // FLUID_RUNTIME_HOSTMEMORY_H
