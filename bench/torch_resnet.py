@@ -148,6 +148,15 @@ def _build_resnet_local(name, num_classes):
 
 def build_model(name, num_classes, source):
     """Returns (model, description of where its definition came from)."""
+    if name.startswith("se_resnext"):
+        # timm is not a Debian package: the tests' transcription of timm's
+        # SE-ResNeXt (test/Models/lib/reference_models.py), the model
+        # fluid-models builds.
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path.insert(0, os.path.join(here, "..", "test", "Models", "lib"))
+        import reference_models
+        return (reference_models.reference(name, 3, 224, num_classes),
+                "test/Models/lib/reference_models.py (timm's SE-ResNeXt)")
     if source in ("auto", "torchvision"):
         try:
             import torchvision
@@ -168,7 +177,9 @@ def build_model(name, num_classes, source):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", default="resnet50",
-                   choices=["resnet18", "resnet34", "resnet50", "resnet101"])
+                   choices=["resnet18", "resnet34", "resnet50", "resnet101",
+                            "resnet152", "se_resnext50_32x4d",
+                            "se_resnext101_32x4d", "se_resnext152_32x4d"])
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--image-size", type=int, default=224)
     p.add_argument("--classes", type=int, default=1000)

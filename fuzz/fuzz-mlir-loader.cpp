@@ -14,6 +14,7 @@
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 #include "fluid/Support/ProgramLoader.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -27,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static DialectRegistry *registry = [] {
     auto *registry = new DialectRegistry();
     registry->insert<mlir::fluid::FluidDialect, fluid_rt::FluidRtDialect,
-                     func::FuncDialect, memref::MemRefDialect>();
+                     func::FuncDialect, memref::MemRefDialect,
+                     arith::ArithDialect>();
     return registry;
   }();
   file.assign(data, size);

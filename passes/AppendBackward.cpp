@@ -375,6 +375,12 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
                                  scalar(loc, sqrt.getOutput().getType(), 2)));
         return success();
       })
+      .Case([&](BatchNormApplyOp apply) {
+        return apply.emitOpError()
+               << "has no gradient rule: it recomputes a batch norm's output "
+                  "for the backward pass, so it appears only after "
+                  "differentiation";
+      })
       .Case<GetParamOp, SetParamOp, ConstantOp>(
           [&](Operation *) { return success(); })
       .Default([&](Operation *other) {

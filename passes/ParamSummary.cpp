@@ -8,6 +8,7 @@
 
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 #include "fluid/Passes/Passes.h"
+#include "fluid/Support/Text.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/Support/FileUtilities.h"
@@ -25,17 +26,6 @@ using namespace mlir;
 using namespace mlir::fluid;
 
 namespace {
-
-/// Formats 1234567 as "1,234,567".
-std::string withThousands(int64_t value) {
-  std::string digits = std::to_string(value), result;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0)
-      result += ',';
-    result += digits[i];
-  }
-  return result;
-}
 
 std::string shapeString(RankedTensorType type) {
   std::string s;

@@ -24,16 +24,6 @@ using namespace mlir::fluid_rt;
 
 namespace {
 
-/// Whether output `index` of a launch of `kernel` may be the buffer of one
-/// of its inputs of the same shape (the runtime's aliasing rules).
-bool mayWriteOverInputs(StringRef kernel, unsigned index) {
-  if (kernel == "sgd" || kernel == "momentum" || kernel == "adam")
-    return true;
-  if (kernel == "batch_norm") // new_running_mean, new_running_var
-    return index == 3 || index == 4;
-  return kernel == "add" || kernel == "sub" || kernel == "mul";
-}
-
 /// The parameter a buffer belongs to (through views), if any.
 FlatSymbolRefAttr parameterOf(Value buffer) {
   while (auto view = buffer.getDefiningOp<ViewOp>())
@@ -64,7 +54,7 @@ LogicalResult foldCopy(memref::CopyOp copy) {
     return failure();
   unsigned outputIndex =
       written->getOperandNumber() - launch.getInputs().size();
-  if (!mayWriteOverInputs(launch.getKernel(), outputIndex))
+  if (!mayWriteOverInput(launch.getKernel(), outputIndex))
     return failure();
   // Nothing between the launch and the copy may see the parameter change.
   for (Operation *op = launch->getNextNode(); op != copy;

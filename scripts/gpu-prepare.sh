@@ -5,10 +5,13 @@
 #     64x64 images, 10 classes) and Fashion-MNIST's four files, for
 #     scripts/gpu-run.sh;
 #   build/bench/: resnet50-cuda and resnet34-cuda (batch 128, 224x224, 1000
-#     classes, momentum SGD lr 0.1 momentum 0.9), for bench/resnet.sh.
+#     classes, momentum SGD lr 0.1 momentum 0.9), for bench/resnet.sh, and
+#     NAME-{base,freed,planned,recompute}-cuda with their memory reports,
+#     for bench/memory.sh.
 # Then run on the GPU machine (the device tool), carrying build/lib,
 # build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
-#   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh
+#   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh   and/or
+#   bash bench/memory.sh
 #
 #   usage: scripts/gpu-prepare.sh [BUILD-DIR]
 set -euo pipefail
@@ -44,6 +47,23 @@ cp /usr/share/datasets/fashion-mnist/*.gz "$programs/"
 resnet="optimizer=momentum lr=0.1 momentum=0.9"
 compile "$bench/resnet50-cuda" cuda "$resnet" resnet50 --batch 128
 compile "$bench/resnet34-cuda" cuda "$resnet" resnet34 --batch 128
+# bench/memory.sh: each configuration with each memory policy, and the
+# compile-time memory report of each (NAME-VARIANT.report.{json,csv,svg}).
+memory_configs="${FLUID_MEMORY_CONFIGS:-resnet50-b128:resnet50:128 se_resnext50-b128:se_resnext50_32x4d:128 se_resnext152-b25:se_resnext152_32x4d:25}"
+for config in $memory_configs; do
+  IFS=: read -r name model batch _ <<< "$config"
+  "$bin/fluid-models" "$model" --batch "$batch" -o "$bench/$name.mlir"
+  # The seed's policies without recomputation, then with it.
+  for variant in "base:--no-insert-frees --no-recompute-elementwise" \
+    "freed:--no-plan-memory --no-recompute-elementwise" \
+    "planned:--no-recompute-elementwise" "recompute:"; do
+    read -r -a flags <<< "${variant#*:}"
+    "$bin/fluid-compile" "$bench/$name.mlir" --training "$resnet" "${flags[@]}" \
+      --memory-report "$bench/$name-${variant%%:*}.report" \
+      -o "$bench/$name-${variant%%:*}-cuda" --quiet
+    echo "compiled $bench/$name-${variant%%:*}-cuda"
+  done
+done
 info="compiled $(date -u '+%Y-%m-%d %H:%M UTC') from commit $(git -C "$root" rev-parse --short HEAD)"
 if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then
   info="$info with uncommitted changes"

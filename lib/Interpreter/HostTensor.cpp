@@ -115,6 +115,22 @@ HostTensor HostTensor::withShape(ArrayRef<int64_t> newShape) const {
   return view;
 }
 
+HostTensor HostTensor::viewBytes(int64_t byteOffset, fluid_dtype newDtype,
+                                 ArrayRef<int64_t> newShape) const {
+  HostTensor view;
+  view.dtype = newDtype;
+  view.shape.assign(newShape.begin(), newShape.end());
+  // The aliasing constructor: the view keeps the whole storage alive.
+  view.storage = std::shared_ptr<void>(
+      storage, static_cast<char *>(storage.get()) + byteOffset);
+  return view;
+}
+
+void HostTensor::poison() const {
+  if (storage)
+    std::memset(storage.get(), 0xFF, static_cast<size_t>(getByteSize()));
+}
+
 fluid_tensor HostTensor::descriptor() const {
   fluid_tensor t;
   std::memset(&t, 0, sizeof(t));

@@ -8,6 +8,8 @@
 #include "fluid/runtime/CpuKernels.h"
 #include "fluid/runtime/CpuOptimizerKernels.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cstring>
@@ -31,7 +33,8 @@ static RankedTensorType tensorTypeOf(Type type) {
 /// Runs one function: the values computed so far, and the ops' kernels.
 class FunctionRun {
 public:
-  FunctionRun(ParamStore &params) : params(params) {}
+  FunctionRun(ParamStore &params, bool poisonMemory)
+      : params(params), poisonMemory(poisonMemory) {}
 
   FailureOr<SmallVector<HostTensor>> run(func::FuncOp func,
                                          ArrayRef<HostTensor> args);
@@ -54,6 +57,7 @@ private:
   LogicalResult constant(ConstantOp op);
 
   ParamStore &params;
+  bool poisonMemory;
   DenseMap<Value, HostTensor> values;
   SmallVector<HostTensor> results;
 };
@@ -129,8 +133,55 @@ LogicalResult FunctionRun::constant(ConstantOp op) {
 
 LogicalResult FunctionRun::executeBufferOp(Operation *op, bool &handled) {
   handled = true;
-  if (isa<memref::AllocOp>(op))
-    return success(succeeded(allocate(op->getResult(0))));
+  if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+    MemRefType type = alloc.getType();
+    // An arena: bytes that views give types to.
+    if (type.getRank() == 1 && type.getElementType().isInteger(8) &&
+        type.hasStaticShape()) {
+      llvm::Expected<HostTensor> arena =
+          HostTensor::allocate(FLUID_U8, type.getShape(), "the arena");
+      if (!arena)
+        return op->emitError() << llvm::toString(arena.takeError());
+      values[alloc] = *arena;
+    } else if (failed(allocate(alloc))) {
+      return failure();
+    }
+    if (poisonMemory)
+      values[alloc].poison();
+    return success();
+  }
+  if (auto free = dyn_cast<memref::DeallocOp>(op)) {
+    HostTensor freed = values.lookup(free.getMemref());
+    if (freed.isNull())
+      return op->emitError() << "frees a buffer that does not exist";
+    if (poisonMemory)
+      freed.poison();
+    values.erase(free.getMemref());
+    return success();
+  }
+  if (isa<arith::ConstantIndexOp>(op))
+    return success();
+  if (auto view = dyn_cast<memref::ViewOp>(op)) {
+    HostTensor arena = values.lookup(view.getSource());
+    auto shift = view.getByteShift().getDefiningOp<arith::ConstantIndexOp>();
+    MemRefType type = view.getType();
+    std::optional<fluid_dtype> dtype = getDType(type.getElementType());
+    if (arena.isNull() || !shift || !dtype || !type.hasStaticShape())
+      return op->emitError() << "the interpreter runs only static views at "
+                                "constant offsets of an arena";
+    int64_t offset = shift.value();
+    HostTensor buffer = arena.viewBytes(offset, *dtype, type.getShape());
+    if (offset < 0 || offset + buffer.getByteSize() > arena.getByteSize())
+      return op->emitError()
+             << "view of bytes [" << offset << ", "
+             << offset + buffer.getByteSize() << ") is outside its arena of "
+             << arena.getByteSize() << " bytes";
+    // A new buffer over memory that earlier buffers used.
+    if (poisonMemory)
+      buffer.poison();
+    values[view] = buffer;
+    return success();
+  }
   if (auto ref = dyn_cast<fluid_rt::ParamRefOp>(op)) {
     // The parameter's own storage: launches and copies write into it.
     HostTensor value = params.lookup(ref.getName());
@@ -242,6 +293,12 @@ LogicalResult FunctionRun::execute(Operation *op) {
                          v = in(bn.getVariance());
             return fluid_cpu_batch_norm_inference(
                 &x, &g, &b, &m, &v, o, bn.getEpsilon().convertToDouble());
+          })
+          .Case([&](BatchNormApplyOp bn) {
+            fluid_tensor x = in(bn.getInput()), g = in(bn.getScale()),
+                         b = in(bn.getShift()), m = in(bn.getMean()),
+                         s = in(bn.getInvStd());
+            return fluid_cpu_batch_norm_apply(&x, &g, &b, &m, &s, o);
           })
           .Case([&](ReluOp u) {
             fluid_tensor x = in(u.getInput());
@@ -504,6 +561,6 @@ FailureOr<SmallVector<HostTensor>> FunctionRun::run(func::FuncOp func,
 
 FailureOr<SmallVector<HostTensor>> Interpreter::run(func::FuncOp func,
                                                     ArrayRef<HostTensor> args) {
-  FunctionRun run(params);
+  FunctionRun run(params, poisonMemory);
   return run.run(func, args);
 }

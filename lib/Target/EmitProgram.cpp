@@ -1,11 +1,14 @@
 //===- EmitProgram.cpp - Emit a bufferized program as C++ -----------------===//
 //
 // One pass over each function in program order. Every buffer-level value
-// is a view of one storage: an argument, a parameter or a buffer (a
-// memref.alloc); each distinct (storage, shape) gets one descriptor,
-// declared at the top of the function. Launches become one call each,
-// with their operands, then their outputs, then the op's attributes as the
-// runtime's parameter struct (static const data, shared between launches
+// is a view of one storage: an argument, a parameter, a buffer (a
+// memref.alloc the driver allocates, or a memref.view at a constant offset
+// of such an arena) or a buffer with a memref.dealloc, which the function
+// allocates and frees itself in stream order; each distinct (storage,
+// shape) gets one descriptor, declared at the top of the function (where
+// the function allocates the buffer: once it is allocated). Launches become one
+// call each, with their operands, then their outputs, then the op's attributes
+// as the runtime's parameter struct (static const data, shared between launches
 // with equal attributes) or scalars. Constants are written into their
 // buffers once, by the function's `initialize`.
 //
@@ -16,7 +19,9 @@
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 #include "fluid/Dialect/Fluid/IR/KernelParams.h"
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
+#include "fluid/Support/Text.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -116,24 +121,6 @@ template <size_t N> std::string intArray(const int64_t (&values)[N]) {
   return intList(ArrayRef<int64_t>(values, N));
 }
 
-/// The location of `loc` as one line of text: a name, or file:line:col.
-std::string locationText(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    for (Location inner : fused.getLocations())
-      if (std::string text = locationText(inner); !text.empty())
-        return text;
-  }
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return locationText(callSite.getCallee());
-  return "";
-}
-
 struct DTypeInfo {
   const char *enumerator;
   const char *cType;
@@ -175,6 +162,16 @@ std::string valueLiteral(StringRef name, ShapedType type) {
 // Functions
 //===----------------------------------------------------------------------===//
 
+/// Whether `op` is the arena of a memory plan: a memref.alloc that only
+/// memref.views use.
+bool isArena(Operation *op) {
+  auto alloc = dyn_cast_or_null<memref::AllocOp>(op);
+  return alloc && !alloc->use_empty() &&
+         llvm::all_of(alloc->getUsers(), [](Operation *user) {
+           return isa<memref::ViewOp>(user);
+         });
+}
+
 /// Static data shared by every function (parameter structs and constant
 /// arrays), keyed by their text so equal ones are written once, in the
 /// order they were first needed.
@@ -192,12 +189,16 @@ struct StaticData {
   }
 };
 
-/// Where a value's bytes live.
+/// Where a value's bytes live: an argument, a parameter, a buffer the
+/// driver allocates (at a byte offset, for the views of an arena), or a
+/// buffer the function allocates and frees itself (a memref.alloc with a
+/// memref.dealloc).
 struct Storage {
-  enum Kind { Argument, Param, Buffer } kind;
+  enum Kind { Argument, Param, Buffer, Dynamic } kind;
   int64_t index;
+  int64_t offset = 0;
   bool operator==(const Storage &other) const {
-    return kind == other.kind && index == other.index;
+    return kind == other.kind && index == other.index && offset == other.offset;
   }
 };
 
@@ -231,6 +232,11 @@ private:
                           const std::string &initializer);
   void addCall(Operation *op, StringRef kernel, StringRef kernelName,
                ArrayRef<std::string> arguments);
+  /// A call of the runtime that is not a launch (allocation, release).
+  void addRuntimeCall(Operation *op, StringRef entry,
+                      ArrayRef<std::string> arguments);
+  /// `fluid_cuda_NAME(context, ARGUMENTS)` or `fluid_cpu_NAME(ARGUMENTS)`.
+  std::string callText(StringRef entry, ArrayRef<std::string> arguments);
 
   func::FuncOp func;
   const EmitOptions &options;
@@ -239,12 +245,13 @@ private:
 
   DenseMap<Value, Storage> storage;
   SmallVector<int64_t> bufferBytes;
+  int64_t dynamicBuffers = 0;
   // Declared descriptors: (storage, shape) -> name, in declaration order.
   SmallVector<std::pair<std::string, std::string>> declarations;
-  std::map<std::pair<std::pair<int, int64_t>, std::string>, std::string>
-      declared;
+  using StorageKey = std::tuple<int, int64_t, int64_t>;
+  std::map<std::pair<StorageKey, std::string>, std::string> declared;
   // Descriptors declared so far per storage: the next one is a view.
-  std::map<std::pair<int, int64_t>, int> viewCount;
+  std::map<StorageKey, int> viewCount;
   SmallVector<std::string> body;
   SmallVector<std::pair<std::string, std::string>> launches;
   SmallVector<std::string> initializeBody;
@@ -266,18 +273,27 @@ FailureOr<std::string> FunctionEmitter::descriptor(Value value) {
   std::string shape = intList(type.getShape());
   std::string key = std::string(dtype->enumerator) + shape;
   auto slot = std::make_pair(
-      std::make_pair(static_cast<int>(where.kind), where.index), key);
+      StorageKey(static_cast<int>(where.kind), where.index, where.offset), key);
   if (auto found = declared.find(slot); found != declared.end())
     return found->second;
   const char *prefix = where.kind == Storage::Argument ? "a"
                        : where.kind == Storage::Param  ? "p"
-                                                       : "b";
+                       : where.kind == Storage::Buffer ? "b"
+                                                       : "d";
   const char *array = where.kind == Storage::Argument ? "A"
                       : where.kind == Storage::Param  ? "P"
-                                                      : "B";
+                      : where.kind == Storage::Buffer ? "B"
+                                                      : "D";
   std::string name = prefix + std::to_string(where.index);
+  if (where.offset)
+    name += "_at" + std::to_string(where.offset);
   if (int views = viewCount[slot.first]++)
     name += "_v" + std::to_string(views);
+  std::string data =
+      std::string(array) + "[" + std::to_string(where.index) + "]";
+  if (where.offset)
+    data =
+        "static_cast<char *>(" + data + ") + " + std::to_string(where.offset);
   declared[slot] = name;
   std::string comment;
   if (where.kind == Storage::Param) {
@@ -287,10 +303,13 @@ FailureOr<std::string> FunctionEmitter::descriptor(Value value) {
   } else if (where.kind == Storage::Argument) {
     comment = "  // " + commentText(arguments[where.index]);
   }
-  declarations.push_back({name, "fluid_tensor " + name + " = tensorOf(" +
-                                    array + "[" + std::to_string(where.index) +
-                                    "], " + dtype->enumerator + ", " + shape +
-                                    ");" + comment});
+  std::string line = "fluid_tensor " + name + " = tensorOf(" + data + ", " +
+                     dtype->enumerator + ", " + shape + ");" + comment;
+  // A buffer the function allocates is described once it exists.
+  if (where.kind == Storage::Dynamic)
+    body.push_back("  " + line);
+  else
+    declarations.push_back({name, line});
   return name;
 }
 
@@ -301,13 +320,11 @@ std::string FunctionEmitter::paramStruct(StringRef type, StringRef prefix,
          sharedData.add(key, ("k" + prefix + Twine(sharedData.size())).str());
 }
 
-void FunctionEmitter::addCall(Operation *op, StringRef kernel,
-                              StringRef kernelName,
-                              ArrayRef<std::string> callArguments) {
-  std::string location = locationText(op->getLoc());
+std::string FunctionEmitter::callText(StringRef entry,
+                                      ArrayRef<std::string> callArguments) {
   std::string prefix =
       options.backend == EmitBackend::Cuda ? "fluid_cuda_" : "fluid_cpu_";
-  std::string call = prefix + kernel.str() + "(";
+  std::string call = prefix + entry.str() + "(";
   bool first = true;
   if (options.backend == EmitBackend::Cuda) {
     call += "context";
@@ -317,7 +334,25 @@ void FunctionEmitter::addCall(Operation *op, StringRef kernel,
     call += (first ? "" : ", ") + argument;
     first = false;
   }
-  call += ")";
+  return call + ")";
+}
+
+void FunctionEmitter::addRuntimeCall(Operation *op, StringRef entry,
+                                     ArrayRef<std::string> callArguments) {
+  std::string location = locationText(op->getLoc());
+  std::string call = callText(entry, callArguments);
+  // fluid_cpu_release cannot fail (it returns nothing).
+  if (entry != "release" || options.backend == EmitBackend::Cuda)
+    call = "FLUID_CHECK(" + call + ")";
+  body.push_back("  " + call + ";" +
+                 (location.empty() ? "" : "  // " + commentText(location)));
+}
+
+void FunctionEmitter::addCall(Operation *op, StringRef kernel,
+                              StringRef kernelName,
+                              ArrayRef<std::string> callArguments) {
+  std::string location = locationText(op->getLoc());
+  std::string call = callText(kernel, callArguments);
   int64_t index = static_cast<int64_t>(launches.size());
   std::string line =
       "  FLUID_LAUNCH(" + std::to_string(index) + ", " + call + ");";
@@ -528,8 +563,9 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
       .Case<LinearOp, ReluOp, SigmoidOp, TanhOp, AddOp, SubOp, MulOp, DivOp,
             GlobalAvgPoolOp, NegOp, ExpOp, LogOp, CosOp, SqrtOp, FloorOp, PowOp,
             MinimumOp, MaximumOp, GreaterEqualOp, SelectOp, CastOp,
-            BroadcastToOp, SumToOp, BatchNormGradOp, ReluGradOp, SigmoidGradOp,
-            TanhGradOp, ReshapeOp, FlattenOp>([](Operation *) {})
+            BroadcastToOp, SumToOp, BatchNormGradOp, BatchNormApplyOp,
+            ReluGradOp, SigmoidGradOp, TanhGradOp, ReshapeOp, FlattenOp>(
+          [](Operation *) {})
       .Default([&](Operation *) { supported = false; });
   if (!supported)
     return launch.emitError()
@@ -547,12 +583,62 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
 LogicalResult FunctionEmitter::emitOp(Operation *op) {
   if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
     MemRefType type = alloc.getType();
+    bool arena = isArena(alloc);
     std::optional<DTypeInfo> dtype = dtypeOf(type.getElementType());
-    if (!type.hasStaticShape() || !dtype || !type.getLayout().isIdentity())
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        !(dtype || (arena && type.getElementType().isInteger(8))))
       return op->emitError() << "cannot emit a buffer of type " << type;
+    int64_t bytes = type.getNumElements() * (dtype ? dtype->bytes : 1);
+    bool freed = llvm::any_of(alloc->getUsers(), [](Operation *user) {
+      return isa<memref::DeallocOp>(user);
+    });
+    if (freed) {
+      if (arena)
+        return op->emitError() << "an arena cannot be freed";
+      int64_t index = dynamicBuffers++;
+      storage[alloc] = {Storage::Dynamic, index};
+      addRuntimeCall(
+          op, "allocate",
+          {std::to_string(bytes), "&D[" + std::to_string(index) + "]"});
+      return success();
+    }
     storage[alloc] = {Storage::Buffer,
                       static_cast<int64_t>(bufferBytes.size())};
-    bufferBytes.push_back(type.getNumElements() * dtype->bytes);
+    bufferBytes.push_back(bytes);
+    return success();
+  }
+  if (auto free = dyn_cast<memref::DeallocOp>(op)) {
+    auto it = storage.find(free.getMemref());
+    if (it == storage.end() || it->second.kind != Storage::Dynamic ||
+        !free.getMemref().getDefiningOp<memref::AllocOp>())
+      return op->emitError() << "can free only a buffer this function "
+                                "allocates (a memref.alloc)";
+    addRuntimeCall(op, "release",
+                   {"D[" + std::to_string(it->second.index) + "]"});
+    return success();
+  }
+  if (auto view = dyn_cast<memref::ViewOp>(op)) {
+    auto it = storage.find(view.getSource());
+    auto shift = view.getByteShift().getDefiningOp<arith::ConstantIndexOp>();
+    MemRefType type = view.getType();
+    std::optional<DTypeInfo> dtype = dtypeOf(type.getElementType());
+    if (it == storage.end() || it->second.kind != Storage::Buffer || !shift ||
+        !view.getSizes().empty() || !dtype || !type.hasStaticShape())
+      return op->emitError() << "can emit only a static view at a constant "
+                                "offset of an arena (--fluid-plan-memory)";
+    int64_t offset = shift.value();
+    int64_t end = offset + type.getNumElements() * dtype->bytes;
+    if (offset < 0 || end > view.getSource().getType().getNumElements())
+      return op->emitError()
+             << "view of bytes [" << offset << ", " << end
+             << ") is outside its arena of "
+             << view.getSource().getType().getNumElements() << " bytes";
+    storage[view] = {Storage::Buffer, it->second.index, offset};
+    return success();
+  }
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    if (!constant.getType().isIndex())
+      return op->emitError() << "can emit only index constants (offsets)";
     return success();
   }
   if (auto ref = dyn_cast<fluid_rt::ParamRefOp>(op)) {
@@ -563,7 +649,10 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
     return success();
   }
   if (auto view = dyn_cast<fluid_rt::ViewOp>(op)) {
-    storage[view] = storage.lookup(view.getSource());
+    auto it = storage.find(view.getSource());
+    if (it == storage.end())
+      return op->emitError() << "cannot emit a view of this value";
+    storage[view] = it->second;
     return success();
   }
   if (auto copy = dyn_cast<memref::CopyOp>(op)) {
@@ -580,7 +669,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
       auto it = storage.find(value);
-      if (it == storage.end() || it->second.kind != Storage::Buffer)
+      if (it == storage.end() || it->second.kind != Storage::Buffer ||
+          it->second.offset || isArena(value.getDefiningOp()))
         return op->emitError()
                << "result #" << i
                << " must be a buffer of its own (run --fluid-bufferize)";
@@ -677,6 +767,9 @@ void FunctionEmitter::write(raw_ostream &os) {
         "  void *const *P = memory->params;\n"
         "  void *const *B = memory->buffers;\n"
         "  (void)A;\n  (void)P;\n  (void)B;\n";
+  if (dynamicBuffers)
+    os << "  // Buffers allocated and freed in stream order.\n"
+       << "  void *D[" << dynamicBuffers << "] = {};\n";
   for (auto &[name, line] : declarations)
     os << "  " << line << "\n";
   os << "\n";
@@ -812,6 +905,11 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
   };
   Builder builder(module.getContext());
 
+  int64_t workspaceLimit = -1;
+  if (auto limit =
+          module->getAttrOfType<IntegerAttr>(fluid_rt::kWorkspaceLimitAttrName))
+    workspaceLimit = limit.getInt();
+
   bool cuda = options.backend == EmitBackend::Cuda;
   os << "// Generated by fluid-compile from " << commentText(options.source)
      << ": do not edit.\n"
@@ -819,7 +917,8 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
      << ". Training options: " << commentText(options.trainingOptions) << "\n"
      << "// Each launch is one runtime call, in program order; descriptors "
         "name\n"
-     << "// arguments (a), parameters (p) and buffers (b).\n\n"
+     << "// arguments (a), parameters (p), buffers (b, at a byte offset for\n"
+     << "// an arena's views) and buffers the step allocates and frees (d).\n\n"
      << "#include \"fluid/runtime/Program.h\"\n"
      << (cuda ? "#include \"fluid/runtime/CudaKernels.h\"\n"
               : "#include \"fluid/runtime/CpuGradKernels.h\"\n"
@@ -880,7 +979,9 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
      << ", // base learning rate\n"
      << "    " << lookupParam("global_step", builder.getI64Type())
      << ", // step counter\n"
-     << "    " << classes << ", // classes\n};\n\n"
+     << "    " << classes << ", // classes\n"
+     << "    " << workspaceLimit
+     << ", // cuDNN workspace limit in bytes (-1: none)\n};\n\n"
      << "} // namespace\n\n"
      << "extern \"C\" const fluid_program_info *fluid_program(void) {\n"
      << "  return &kProgram;\n}\n";

@@ -2,7 +2,9 @@
 //
 // Statistics are computed per channel in double, the variance in a second
 // pass over the data (sum of squared deviations from the mean), which stays
-// accurate when the mean is large compared to the spread.
+// accurate when the mean is large compared to the spread. The output is
+// normalized with the statistics rounded to the tensor's dtype, as saved,
+// so that batch_norm_apply recomputes it bitwise from them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +46,24 @@ CheckedTensor cpu::checkInputShapedTensor(const fluid_tensor *desc,
 
 namespace {
 
+/// output = (input - mean) * (scale * invStd) + shift over channel `c`, in
+/// double, rounded once to T: the normalize loop of both batch_norm and
+/// batch_norm_apply, so that batch_norm_apply with batch_norm's saved
+/// statistics reproduces batch_norm's output bitwise. This file is compiled
+/// with -ffp-contract=off, so the rounding does not depend on where the
+/// compiler inlines this. Each element is read before it is written, at
+/// its own index: output may be input.
+template <typename T>
+void normalizeChannel(const T *input, const T *scale, const T *shift,
+                      double mean, double invStd, T *output,
+                      const ChannelLayout &layout, int64_t c) {
+  const double channelScale = double(scale[c]) * invStd;
+  const double channelShift = shift[c];
+  layout.forEachInChannel(c, [&](int64_t i) {
+    output[i] = T((input[i] - mean) * channelScale + channelShift);
+  });
+}
+
 template <typename T> struct BatchNormTensors {
   const T *input, *scale, *shift, *runningMean, *runningVar;
   T *output, *savedMean, *savedInvStd, *newRunningMean, *newRunningVar;
@@ -64,14 +84,14 @@ void batchNorm(const BatchNormTensors<T> &t, const ChannelLayout &layout,
     });
     const double biasedVar = squares / count;
     const double invStd = 1.0 / std::sqrt(biasedVar + epsilon);
-    const double scale = double(t.scale[c]) * invStd;
-    const double shift = t.shift[c];
-    layout.forEachInChannel(c, [&](int64_t i) {
-      t.output[i] = T((t.input[i] - mean) * scale + shift);
-    });
+    // Normalize with the statistics as saved (rounded to T), which is all
+    // batch_norm_apply gets.
+    const T savedMean = T(mean), savedInvStd = T(invStd);
+    normalizeChannel(t.input, t.scale, t.shift, double(savedMean),
+                     double(savedInvStd), t.output, layout, c);
 
-    t.savedMean[c] = T(mean);
-    t.savedInvStd[c] = T(invStd);
+    t.savedMean[c] = savedMean;
+    t.savedInvStd[c] = savedInvStd;
     // Read the running statistics before writing: they may be updated in
     // place.
     const double runningMean = t.runningMean[c];
@@ -167,6 +187,30 @@ extern "C" fluid_status fluid_cpu_batch_norm_inference(
       batchNormInference(input.data<T>(), scale.data<T>(), shift.data<T>(),
                          mean.data<T>(), var.data<T>(), output.data<T>(),
                          layout, epsilon);
+    });
+  });
+}
+
+extern "C" fluid_status fluid_cpu_batch_norm_apply(
+    const fluid_tensor *inputDesc, const fluid_tensor *scaleDesc,
+    const fluid_tensor *shiftDesc, const fluid_tensor *meanDesc,
+    const fluid_tensor *invStdDesc, fluid_tensor *outputDesc) {
+  return guard("fluid_cpu_batch_norm_apply", [&] {
+    CheckedTensor input = checkTensor(inputDesc, "input");
+    ChannelLayout layout = checkNormInput(input);
+    CheckedTensor scale = checkChannelTensor(scaleDesc, "scale", input);
+    CheckedTensor shift = checkChannelTensor(shiftDesc, "shift", input);
+    CheckedTensor mean = checkChannelTensor(meanDesc, "mean", input);
+    CheckedTensor invStd = checkChannelTensor(invStdDesc, "inv_std", input);
+    CheckedTensor output = checkInputShapedTensor(outputDesc, "output", input);
+
+    dispatchFloat(input.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T *meanData = mean.data<T>(), *invStdData = invStd.data<T>();
+      for (int64_t c = 0; c < layout.channels; ++c)
+        normalizeChannel(input.data<T>(), scale.data<T>(), shift.data<T>(),
+                         double(meanData[c]), double(invStdData[c]),
+                         output.data<T>(), layout, c);
     });
   });
 }

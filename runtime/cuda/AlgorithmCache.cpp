@@ -23,7 +23,7 @@ using namespace fluid::rt::cuda;
 namespace {
 
 /// The first token of the file; a new format gets a new version.
-constexpr const char *kFormat = "fluid-conv-algorithm-cache-v1";
+constexpr const char *kFormat = "fluid-conv-algorithm-cache-v2";
 
 void warn(const std::string &message) {
   std::fprintf(stderr, "fluid: warning: %s\n", message.c_str());
@@ -156,17 +156,6 @@ public:
       throw CorruptLine{"unexpected '" + printable(tokens_[next_]) + "'"};
   }
 
-private:
-  template <typename Enum, typename NameOf>
-  static Enum enumValue(const char *what, const std::string &value,
-                        std::initializer_list<Enum> values, NameOf nameOf) {
-    for (Enum e : values)
-      if (value == nameOf(e))
-        return e;
-    throw CorruptLine{std::string("unknown ") + what + " '" + printable(value) +
-                      "'"};
-  }
-
   static int64_t parseInt(const std::string &text, const char *name,
                           int64_t min) {
     errno = 0;
@@ -176,6 +165,17 @@ private:
       throw CorruptLine{std::string(name) + " '" + printable(text) +
                         "' is not an integer >= " + std::to_string(min)};
     return value;
+  }
+
+private:
+  template <typename Enum, typename NameOf>
+  static Enum enumValue(const char *what, const std::string &value,
+                        std::initializer_list<Enum> values, NameOf nameOf) {
+    for (Enum e : values)
+      if (value == nameOf(e))
+        return e;
+    throw CorruptLine{std::string("unknown ") + what + " '" + printable(value) +
+                      "'"};
   }
 
   std::vector<std::string> tokens_;
@@ -217,6 +217,10 @@ std::pair<ConvAlgoKey, ConvAlgoChoice> parseLine(const std::string &line) {
                       " is not a " + passName(key.pass) + " algorithm"};
   choice.mathType =
       in.enumField<cudnnMathType_t>("algo_math", kMathTypes, mathName);
+  std::string limit = in.field("workspace_limit");
+  if (limit != "none")
+    choice.searchLimit =
+        static_cast<size_t>(in.parseInt(limit, "workspace_limit", 0));
   in.end();
   return {key, choice};
 }
@@ -314,7 +318,10 @@ void ConvAlgoCache::save() {
     file << kFormat << " " << fingerprint_ << "\n";
     for (const auto &[key, choice] : choices_)
       file << key.toString() << " -> algo=" << choice.algorithm
-           << " algo_math=" << mathName(choice.mathType) << "\n";
+           << " algo_math=" << mathName(choice.mathType) << " workspace_limit="
+           << (choice.searchLimit ? std::to_string(*choice.searchLimit)
+                                  : std::string("none"))
+           << "\n";
     file.close();
     if (!file) {
       std::remove(temporary.c_str());

@@ -9,14 +9,26 @@
 // choices persist in a small text file, so that a second run of the same
 // program searches nothing.
 //
+// A workspace limit (fluid_cuda_set_workspace_limit) leaves algorithms
+// out of a search, so each choice records the limit it was searched under:
+// the most workspace its algorithm could have, or none when no algorithm
+// was left out for its workspace. A choice found under limit S is the
+// fastest of the algorithms needing at most S, so it is also the fastest
+// under any limit L with workspace(choice) <= L <= S; under any other
+// limit (a smaller one it does not fit, or a larger one under which a
+// faster algorithm may fit) the problem is searched again and the new
+// choice replaces it.
+//
 // The file: a header line naming the format, the cuDNN version and the
 // device's compute capability (choices of another cuDNN or GPU are not
 // reused), then one line per key, sorted, e.g.
 //   fwd n=2 c=3 h=8 w=8 k=4 c/g=3 r=3 s=3 stride=1,1 pad=1,1 dilation=1,1
 //   groups=1 dtype=f32 layout=nchw math=fma -> algo=1 algo_math=fma
-// (one line in the file). It is written to a temporary file renamed over
-// the old one, so a crash never leaves half a file; a file that does not
-// parse is ignored with a warning on stderr, never trusted in part.
+//   workspace_limit=none
+// (one line in the file; workspace_limit is a byte count or none). It is
+// written to a temporary file renamed over the old one, so a crash never leaves
+// half a file; a file that does not parse is ignored with a warning on stderr,
+// never trusted in part.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +87,18 @@ struct ConvAlgoChoice {
   /// once per process (not persisted): unset for a choice loaded from the
   /// file until its first use confirms that cuDNN accepts it.
   std::optional<size_t> workspaceBytes;
+  /// The most workspace an algorithm could have in the search that chose
+  /// this one; none when the search left no algorithm out for its
+  /// workspace (see the file comment).
+  std::optional<size_t> searchLimit;
+
+  /// Whether this choice is what a search under `limit` (none: no limit)
+  /// would choose. Needs workspaceBytes.
+  bool validUnder(std::optional<size_t> limit) const {
+    if (limit && *workspaceBytes > *limit)
+      return false;
+    return !searchLimit || (limit && *limit <= *searchLimit);
+  }
 };
 
 /// The choices of one context, loaded from and saved to one file.
@@ -94,7 +118,8 @@ public:
   ConvAlgoChoice *lookup(const ConvAlgoKey &key);
   /// Counts one choice served from the cache.
   void recordHit() { ++hits_; }
-  /// Stores the result of one cudnnFind, counted as a search.
+  /// Stores the result of one cudnnFind (replacing an earlier choice for
+  /// the key), counted as a search.
   ConvAlgoChoice &insert(const ConvAlgoKey &key, const ConvAlgoChoice &choice);
   /// Drops a choice that cuDNN no longer accepts.
   void erase(const ConvAlgoKey &key);

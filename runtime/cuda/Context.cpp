@@ -2,10 +2,39 @@
 //
 // One context owns, each through its own RAII member: the compute stream,
 // a cuDNN handle and a cuBLAS handle bound to that stream, the workspace
-// buffer shared by all library calls, the convolution algorithm cache and
-// the allocations made through fluid_cuda_malloc. Members are declared in
-// dependency order, so that a failure half-way through creating a context
-// releases what was created, in reverse.
+// buffer shared by all library calls, the convolution algorithm cache, the
+// allocations made through fluid_cuda_malloc, and the memory pool of
+// fluid_cuda_allocate. Members are declared in dependency order, so that a
+// failure half-way through creating a context releases what was created,
+// in reverse.
+//
+// Stream-ordered memory (fluid_cuda_allocate, fluid_cuda_release) is
+// cudaMallocFromPoolAsync and cudaFreeAsync on the compute stream, from a
+// pool of the context's own that keeps what is freed (release threshold
+// UINT64_MAX) instead of returning it to the driver at every
+// synchronization, without changing the device's default pool for the rest
+// of the process. Under stream capture (the driver's CUDA graphs) the same
+// calls become the graph's memory nodes, which the CUDA documentation
+// allows with these rules, each enforced or met here:
+//  - cudaMallocAsync and cudaMallocFromPoolAsync during capture create an
+//    allocation node; the allocation is owned by the graph, its address
+//    fixed for the graph's life, usable by the nodes ordered after it (the
+//    stream order of the captured launches);
+//  - cudaFreeAsync during capture creates a free node and must be passed
+//    an allocation of the same graph: releasing, inside a capture, memory
+//    allocated outside it (or in another capture), or outside any capture
+//    memory a capture allocated, is refused here with a message, since
+//    every allocation is recorded with the capture it was made in;
+//  - nothing here synchronizes, so nothing is illegal under
+//    cudaStreamCaptureModeThreadLocal (cudaMemsetAsync for poisoning is a
+//    memset node);
+//  - a graph that leaves an allocation unfreed cannot be launched again
+//    until it is freed: the driver checks that a captured step releases all
+//    it allocates (CudaDevice.cpp).
+// Kernels check that an operand is device memory with
+// cudaPointerGetAttributes, which is not meant for the address of a graph
+// allocation while capturing: operands inside a stream-ordered allocation
+// are recognised from the context's own record instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,12 +42,16 @@
 
 #include "AlgorithmCache.h"
 
+#include "fluid/runtime/CpuMemory.h"
 #include "fluid/runtime/CudaCheck.h"
 #include "fluid/runtime/CudaRuntime.h"
 #include "fluid/runtime/Error.h"
 
 #include <climits>
+#include <cstdint>
 #include <cstdio>
+#include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -85,6 +118,13 @@ public:
   void *data() const { return data_; }
   size_t bytes() const { return bytes_; }
 
+  /// Frees the buffer.
+  void release() {
+    FLUID_CUDA_CHECK(cudaFree(data_));
+    data_ = nullptr;
+    bytes_ = 0;
+  }
+
   /// Replaces the buffer by one of `bytes`; the old contents are lost.
   void reallocate(size_t bytes, const char *what) {
     FLUID_CUDA_CHECK(cudaFree(data_));
@@ -106,6 +146,72 @@ private:
   void *data_ = nullptr;
   size_t bytes_ = 0;
 };
+
+/// The memory pool of fluid_cuda_allocate: device memory of the context's
+/// device, kept when freed (the next allocations of a step reuse it).
+/// Null on a device without memory pools, where fluid_cuda_allocate fails.
+class MemoryPool {
+public:
+  explicit MemoryPool(int device) {
+    int supported = 0;
+    FLUID_CUDA_CHECK(cudaDeviceGetAttribute(
+        &supported, cudaDevAttrMemoryPoolsSupported, device));
+    if (!supported)
+      return;
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    FLUID_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
+    uint64_t threshold = UINT64_MAX;
+    cudaError_t status = cudaMemPoolSetAttribute(
+        pool_, cudaMemPoolAttrReleaseThreshold, &threshold);
+    if (status != cudaSuccess) {
+      cudaMemPoolDestroy(pool_);
+      pool_ = nullptr;
+      FLUID_CUDA_CHECK(status);
+    }
+  }
+  ~MemoryPool() {
+    // Deferred by CUDA until frees still in flight complete.
+    if (pool_)
+      cudaMemPoolDestroy(pool_);
+  }
+  MemoryPool(const MemoryPool &) = delete;
+  MemoryPool &operator=(const MemoryPool &) = delete;
+  cudaMemPool_t get() const { return pool_; }
+
+private:
+  cudaMemPool_t pool_ = nullptr;
+};
+
+/// The capture `stream` is in: whether one is active and its id.
+struct CaptureState {
+  bool active = false;
+  unsigned long long id = 0;
+  bool operator==(const CaptureState &other) const {
+    return active == other.active && (!active || id == other.id);
+  }
+};
+
+CaptureState captureStateOf(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  FLUID_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &status, &id));
+  if (status == cudaStreamCaptureStatusInvalidated)
+    fail("the stream's CUDA graph capture was invalidated by an earlier "
+         "error; end the capture first");
+  CaptureState state;
+  state.active = status == cudaStreamCaptureStatusActive;
+  state.id = state.active ? id : 0;
+  return state;
+}
+
+std::string captureText(const CaptureState &state) {
+  return state.active ? "inside CUDA graph capture " + std::to_string(state.id)
+                      : std::string("outside any CUDA graph capture");
+}
 
 /// "cudnn=91900 sm=90": what makes algorithm choices of one run valid in
 /// another (see AlgorithmCache.h).
@@ -160,7 +266,26 @@ struct fluid_cuda_context {
   ~fluid_cuda_context() {
     for (const auto &allocation : allocations)
       cudaFree(allocation.first);
+    // Graph allocations belong to their graphs; the rest go back to the
+    // pool, which is destroyed once these frees have run.
+    for (const auto &[address, allocation] : streamAllocations)
+      if (!allocation.capture.active)
+        cudaFreeAsync(reinterpret_cast<void *>(address), stream.get());
+    cudaStreamSynchronize(stream.get());
+    (void)cudaGetLastError();
   }
+
+  void countAllocated(int64_t bytes) {
+    allocatedBytes += bytes;
+    if (allocatedBytes > peakAllocatedBytes)
+      peakAllocatedBytes = allocatedBytes;
+  }
+
+  /// One allocation of fluid_cuda_allocate, keyed by its address.
+  struct StreamAllocation {
+    int64_t bytes = 0;
+    CaptureState capture; // where it was allocated
+  };
 
   const int device;
   const bool allowTf32;
@@ -169,7 +294,12 @@ struct fluid_cuda_context {
   CudnnHandle cudnn;
   CublasHandle cublas;
   DeviceBuffer workspace;
-  std::unordered_map<void *, int64_t> allocations;
+  int64_t workspaceLimit = -1; // < 0: none
+  MemoryPool pool{device};
+  std::unordered_map<void *, int64_t> allocations; // fluid_cuda_malloc
+  // Ordered, so that an operand inside an allocation finds it.
+  std::map<uintptr_t, StreamAllocation> streamAllocations;
+  // Both kinds of allocation.
   int64_t allocatedBytes = 0;
   int64_t peakAllocatedBytes = 0;
 };
@@ -198,13 +328,29 @@ ConvAlgoCache &cuda::convAlgoCache(fluid_cuda_context *context) {
   return context->algorithms;
 }
 
+std::optional<size_t> cuda::workspaceLimit(fluid_cuda_context *context) {
+  if (context->workspaceLimit < 0)
+    return std::nullopt;
+  return static_cast<size_t>(context->workspaceLimit);
+}
+
 void *cuda::workspace(fluid_cuda_context *context, size_t bytes) {
   DeviceBuffer &buffer = context->workspace;
   if (bytes > buffer.bytes()) {
+    std::optional<size_t> limit = workspaceLimit(context);
+    if (limit && bytes > *limit)
+      throw Error(FLUID_ERROR_OUT_OF_MEMORY,
+                  "needs " + std::to_string(bytes) +
+                      " bytes of workspace, more than the context's "
+                      "workspace limit of " +
+                      std::to_string(*limit) +
+                      " bytes (fluid_cuda_set_workspace_limit)");
     // Work already enqueued may still read the old buffer.
     FLUID_CUDA_CHECK(cudaStreamSynchronize(context->stream.get()));
     size_t rounded =
         (bytes + kWorkspaceGranule - 1) / kWorkspaceGranule * kWorkspaceGranule;
+    if (limit && rounded > *limit)
+      rounded = *limit;
     buffer.reallocate(rounded, "workspace");
   }
   return buffer.data();
@@ -221,6 +367,23 @@ void cuda::requireDeviceMemory(fluid_cuda_context *context,
                                const cpu::CheckedTensor &t) {
   if (t.numel == 0)
     return;
+  // Inside memory of fluid_cuda_allocate (possibly a graph allocation,
+  // see the file comment): it must end there too.
+  const uintptr_t start = reinterpret_cast<uintptr_t>(t.desc->data);
+  auto after = context->streamAllocations.upper_bound(start);
+  if (after != context->streamAllocations.begin()) {
+    const auto &[base, allocation] = *std::prev(after);
+    if (start < base + static_cast<uintptr_t>(allocation.bytes)) {
+      const uintptr_t bytes =
+          static_cast<uintptr_t>(t.numel * fluid_dtype_size(t.dtype()));
+      if (start + bytes > base + static_cast<uintptr_t>(allocation.bytes))
+        fail(t.name + " data " + pointerText(t.desc->data) + " (" +
+             std::to_string(bytes) + " bytes) runs past the end of its " +
+             std::to_string(allocation.bytes) +
+             "-byte allocation from fluid_cuda_allocate");
+      return;
+    }
+  }
   cudaPointerAttributes attributes{};
   // Not checked with FLUID_CUDA_CHECK: a failure only means that the
   // pointer is none of CUDA's, which is the error reported here.
@@ -354,9 +517,7 @@ extern "C" fluid_status fluid_cuda_malloc(fluid_cuda_context *context,
     }
     FLUID_CUDA_CHECK(status);
     context->allocations.emplace(pointer, bytes);
-    context->allocatedBytes += bytes;
-    if (context->allocatedBytes > context->peakAllocatedBytes)
-      context->peakAllocatedBytes = context->allocatedBytes;
+    context->countAllocated(bytes);
     *out = pointer;
   });
 }
@@ -367,12 +528,118 @@ extern "C" void fluid_cuda_free(fluid_cuda_context *context, void *pointer) {
     if (!pointer)
       return;
     auto it = context->allocations.find(pointer);
-    if (it == context->allocations.end())
+    if (it == context->allocations.end()) {
+      if (context->streamAllocations.count(
+              reinterpret_cast<uintptr_t>(pointer)))
+        fail("pointer " + pointerText(pointer) +
+             " was allocated by fluid_cuda_allocate; release it with "
+             "fluid_cuda_release");
       fail("pointer " + pointerText(pointer) +
            " was not allocated by this context (or is already freed)");
+    }
     FLUID_CUDA_CHECK(cudaFree(pointer));
     context->allocatedBytes -= it->second;
     context->allocations.erase(it);
+  });
+}
+
+extern "C" fluid_status fluid_cuda_allocate(fluid_cuda_context *context,
+                                            int64_t bytes, void **out) {
+  return guard("fluid_cuda_allocate", [&] {
+    requireContext(context);
+    if (!out)
+      fail("out is null");
+    *out = nullptr;
+    if (bytes < 0)
+      fail("bytes must be >= 0, got " + std::to_string(bytes));
+    if (bytes == 0)
+      return;
+    if (!context->pool.get())
+      throw Error(FLUID_ERROR_UNSUPPORTED,
+                  "device " + std::to_string(context->device) +
+                      " has no stream-ordered memory pools");
+    cudaStream_t stream = context->stream.get();
+    const CaptureState capture = captureStateOf(stream);
+    void *pointer = nullptr;
+    cudaError_t status = cudaMallocFromPoolAsync(
+        &pointer, static_cast<size_t>(bytes), context->pool.get(), stream);
+    if (status == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      throw Error(FLUID_ERROR_OUT_OF_MEMORY,
+                  "out of device memory for " + std::to_string(bytes) +
+                      " bytes (" + std::to_string(context->allocatedBytes) +
+                      " bytes allocated through this context)");
+    }
+    FLUID_CUDA_CHECK(status);
+    fluid_cuda_context::StreamAllocation allocation;
+    allocation.bytes = bytes;
+    allocation.capture = capture;
+    try {
+      context->streamAllocations.emplace(reinterpret_cast<uintptr_t>(pointer),
+                                         allocation);
+    } catch (...) {
+      (void)cudaFreeAsync(pointer, stream);
+      throw;
+    }
+    context->countAllocated(bytes);
+    *out = pointer;
+    if (poisonMemory())
+      FLUID_CUDA_CHECK(cudaMemsetAsync(pointer, kPoisonByte,
+                                       static_cast<size_t>(bytes), stream));
+  });
+}
+
+extern "C" fluid_status fluid_cuda_release(fluid_cuda_context *context,
+                                           void *data) {
+  return guard("fluid_cuda_release", [&] {
+    requireContext(context);
+    if (!data)
+      return;
+    auto it =
+        context->streamAllocations.find(reinterpret_cast<uintptr_t>(data));
+    if (it == context->streamAllocations.end()) {
+      if (context->allocations.count(data))
+        fail("pointer " + pointerText(data) +
+             " was allocated by fluid_cuda_malloc; free it with "
+             "fluid_cuda_free");
+      fail("pointer " + pointerText(data) +
+           " was not allocated by fluid_cuda_allocate of this context (or "
+           "is already released)");
+    }
+    cudaStream_t stream = context->stream.get();
+    const CaptureState capture = captureStateOf(stream);
+    if (!(capture == it->second.capture))
+      fail("pointer " + pointerText(data) + " was allocated " +
+           captureText(it->second.capture) + " but is released " +
+           captureText(capture) +
+           "; a CUDA graph may free only memory it allocated itself, so "
+           "allocate and release within one capture, or both outside");
+    const int64_t bytes = it->second.bytes;
+    if (poisonMemory())
+      FLUID_CUDA_CHECK(cudaMemsetAsync(data, kPoisonByte,
+                                       static_cast<size_t>(bytes), stream));
+    FLUID_CUDA_CHECK(cudaFreeAsync(data, stream));
+    context->streamAllocations.erase(it);
+    context->allocatedBytes -= bytes;
+  });
+}
+
+extern "C" fluid_status
+fluid_cuda_set_workspace_limit(fluid_cuda_context *context, int64_t bytes) {
+  return guard("fluid_cuda_set_workspace_limit", [&] {
+    requireContext(context);
+    DeviceBuffer &buffer = context->workspace;
+    if (bytes >= 0 && buffer.bytes() > static_cast<size_t>(bytes)) {
+      // Freed now (it grows again within the limit when next needed), so
+      // that the limit holds from here on.
+      cudaStream_t stream = context->stream.get();
+      if (captureStateOf(stream).active)
+        fail("cannot shrink the workspace while the stream is captured into "
+             "a CUDA graph; set the limit before capturing");
+      FLUID_CUDA_CHECK(cudaStreamSynchronize(stream));
+      buffer.release();
+    }
+    context->workspaceLimit = bytes < 0 ? -1 : bytes;
   });
 }
 

@@ -22,6 +22,7 @@
 #include <cudnn.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace fluid::rt::cuda {
@@ -34,8 +35,12 @@ cudnnHandle_t cudnnOf(fluid_cuda_context *context);
 cublasHandle_t cublasOf(fluid_cuda_context *context);
 bool allowTf32(fluid_cuda_context *context);
 /// A device scratch buffer of at least `bytes`, valid until the next call
-/// on the same context (grows by reallocating, after synchronizing).
+/// on the same context (grows by reallocating, after synchronizing). Never
+/// grows past the context's workspace limit: a larger request fails with
+/// FLUID_ERROR_OUT_OF_MEMORY naming the limit.
 void *workspace(fluid_cuda_context *context, size_t bytes);
+/// The context's workspace limit (fluid_cuda_set_workspace_limit), or none.
+std::optional<size_t> workspaceLimit(fluid_cuda_context *context);
 
 /// Fails (FLUID_ERROR_INVALID_ARGUMENT) on a null context; otherwise makes
 /// the context's device current on the calling thread and returns it.

@@ -6,6 +6,12 @@
 // AlgorithmCache.h), sizes the workspace for that algorithm and enqueues
 // cuDNN's legacy convolution call.
 //
+// Under a workspace limit (fluid_cuda_set_workspace_limit) an algorithm
+// may use what the limit leaves beside the call's own part of the
+// workspace (the padded input below): searches time only the algorithms
+// that fit there, and a cached choice is used only where it is what such a
+// search would choose (ConvAlgoChoice::validUnder).
+//
 // Asymmetric padding. cuDNN pads both sides of an axis by the same amount.
 // Padding [before, after] along an axis is split into the symmetric part
 // min(before, after), which cuDNN applies, and the rest, which lies on one
@@ -33,6 +39,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <vector>
 
 using namespace fluid::rt;
@@ -262,9 +269,10 @@ struct BackwardFilterPass {
 };
 
 /// Device memory borrowed for one algorithm search: as much as the
-/// hungriest algorithm wants, within kSearchWorkspaceLimit and half the
-/// free memory, halved until cudaMalloc succeeds (possibly to nothing:
-/// algorithms without workspace are still tried).
+/// hungriest algorithm wants (of those within the workspace limit), within
+/// kSearchWorkspaceLimit and half the free memory, halved until cudaMalloc
+/// succeeds (possibly to nothing: algorithms without workspace are still
+/// tried).
 class SearchBuffer {
 public:
   explicit SearchBuffer(size_t wanted) {
@@ -297,22 +305,30 @@ private:
 };
 
 /// Times every algorithm with cudnnFind*Ex on the call's own operands and
-/// returns the fastest usable one. With FMA math requested (f32 without
-/// TF32) a tensor-core result is not usable, and the choice runs with FMA
-/// math whatever cuDNN reported.
+/// returns the fastest usable one whose workspace is at most `limit`
+/// (none: any). With FMA math requested (f32 without TF32) a tensor-core
+/// result is not usable, and the choice runs with FMA math whatever cuDNN
+/// reported.
 template <typename Pass>
 ConvAlgoChoice search(cudnnHandle_t h, ConvOperands &ops,
-                      const ConvAlgoKey &key) {
+                      const ConvAlgoKey &key, std::optional<size_t> limit) {
   ops.setMathType(key.mathType);
   size_t wanted = 0;
+  bool leftOut = false; // an algorithm needs more than the limit
   for (int algo = 0; algo < Pass::algorithmCount; ++algo) {
     size_t bytes = 0;
-    if (Pass::workspaceSize(h, ops, algo, &bytes) == CUDNN_STATUS_SUCCESS)
+    if (Pass::workspaceSize(h, ops, algo, &bytes) != CUDNN_STATUS_SUCCESS)
+      continue;
+    if (limit && bytes > *limit)
+      leftOut = true;
+    else
       wanted = std::max(wanted, bytes);
   }
   std::vector<typename Pass::Perf> perf(std::max(Pass::maxCount(h), 1));
   int returned = 0;
   {
+    // An algorithm needing more than the buffer cannot run in the search;
+    // the loop below skips those over the limit whatever cuDNN reports.
     SearchBuffer scratch(wanted);
     Pass::find(h, ops, static_cast<int>(perf.size()), &returned, perf.data(),
                scratch.data(), scratch.bytes());
@@ -331,17 +347,23 @@ ConvAlgoChoice search(cudnnHandle_t h, ConvOperands &ops,
     ops.setMathType(choice.mathType);
     size_t bytes = 0;
     if (Pass::workspaceSize(h, ops, choice.algorithm, &bytes) !=
-        CUDNN_STATUS_SUCCESS)
+            CUDNN_STATUS_SUCCESS ||
+        (limit && bytes > *limit))
       continue;
     choice.workspaceBytes = bytes;
+    if (leftOut)
+      choice.searchLimit = limit;
     return choice;
   }
-  throw Error(FLUID_ERROR_UNSUPPORTED,
-              std::string("cuDNN has no usable ") + Pass::name +
-                  " convolution algorithm for " + key.toString() +
-                  (returned > 0 ? std::string(" (the fastest failed with ") +
-                                      cudnnGetErrorString(perf[0].status) + ")"
-                                : std::string()));
+  throw Error(
+      FLUID_ERROR_UNSUPPORTED,
+      std::string("cuDNN has no usable ") + Pass::name +
+          " convolution algorithm for " + key.toString() +
+          (limit ? " within a workspace of " + std::to_string(*limit) + " bytes"
+                 : std::string()) +
+          (returned > 0 ? std::string(" (the fastest failed with ") +
+                              cudnnGetErrorString(perf[0].status) + ")"
+                        : std::string()));
 }
 
 /// The algorithm to run and the workspace to run it with.
@@ -368,6 +390,21 @@ prepare(fluid_cuda_context *context, ConvOperands &ops,
   const ConvAlgoKey key = lowering.key(Pass::pass);
   const size_t reserved = lowering.reservedBytes();
 
+  // What the workspace limit leaves for the algorithm.
+  std::optional<size_t> algorithmLimit = workspaceLimit(context);
+  if (algorithmLimit) {
+    if (reserved > *algorithmLimit)
+      throw Error(FLUID_ERROR_OUT_OF_MEMORY,
+                  std::string("the ") + Pass::name +
+                      " convolution's explicitly padded input needs " +
+                      std::to_string(reserved) +
+                      " bytes of workspace, more than the context's "
+                      "workspace limit of " +
+                      std::to_string(*algorithmLimit) +
+                      " bytes (fluid_cuda_set_workspace_limit)");
+    *algorithmLimit -= reserved;
+  }
+
   ConvAlgoChoice *choice = cache.lookup(key);
   if (choice && !choice->workspaceBytes) {
     // Loaded from the file: cuDNN must still accept it for this problem.
@@ -381,11 +418,11 @@ prepare(fluid_cuda_context *context, ConvOperands &ops,
       choice = nullptr;
     }
   }
-  if (choice) {
+  if (choice && choice->validUnder(algorithmLimit)) {
     cache.recordHit();
   } else {
     bindReserved(static_cast<char *>(workspace(context, reserved)));
-    choice = &cache.insert(key, search<Pass>(h, ops, key));
+    choice = &cache.insert(key, search<Pass>(h, ops, key, algorithmLimit));
   }
 
   ops.setMathType(choice->mathType);

@@ -1,15 +1,18 @@
 //===- CpuDevice.cpp - The cpu backend's memory and training steps --------===//
 //
-// Memory is 256-byte aligned host memory; "peak" is what the driver
-// allocated (parameters, buffers, batch arguments), none of it freed before
-// the end. Each step runs synchronously on the prefetcher's host slot,
+// Memory is 256-byte aligned host memory from fluid_cpu_allocate
+// (CpuMemory.h), the allocator a program's temporaries come from too. Its
+// counters are process-wide, so "peak" is the most allocated at once by
+// both: the driver's memory (parameters, buffers, batch arguments, none of
+// it released before the end) plus the temporaries a step holds at its
+// fullest. Each step runs synchronously on the prefetcher's host slot,
 // timed with steady_clock; the loss is read right after the step.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Checkpoint.h"
 #include "Device.h"
 #include "Text.h"
+#include "fluid/runtime/CpuMemory.h"
 #include "fluid/runtime/Error.h"
 
 #include <chrono>
@@ -38,10 +41,16 @@ public:
   const char *name() const override { return "cpu"; }
   void *backendContext() override { return nullptr; }
 
-  void *allocate(int64_t bytes) override {
-    allocations_.emplace_back(bytes);
-    allocatedBytes_ += bytes;
-    return allocations_.back().data();
+  ~CpuDevice() override {
+    // The producer first: it fills batch slots.
+    prefetcher_.reset();
+    for (void *data : allocations_)
+      fluid_cpu_release(data);
+  }
+
+  void *allocate(int64_t bytes) override { return allocateFilled(bytes, 0); }
+  void *allocateBuffer(int64_t bytes) override {
+    return allocateFilled(bytes, poisonMemory() ? kPoisonByte : 0);
   }
   void upload(void *device, const void *host, int64_t bytes) override {
     if (bytes > 0)
@@ -51,7 +60,13 @@ public:
     if (bytes > 0)
       std::memcpy(host, device, static_cast<size_t>(bytes));
   }
-  MemoryUse memory() override { return {allocatedBytes_, 0}; }
+  MemoryUse memory() override {
+    fluid_cpu_memory_stats stats = {};
+    if (fluid_cpu_get_memory_stats(&stats) != FLUID_OK)
+      fail(std::string("cannot read the host memory statistics: ") +
+           fluid_last_error());
+    return {stats.peak_allocated_bytes, 0};
+  }
   void checkErrors() override {}
 
   void startTraining(const StepSetup &setup) override {
@@ -97,6 +112,23 @@ public:
   }
 
 private:
+  void *allocateFilled(int64_t bytes, int fill) {
+    void *data = nullptr;
+    if (fluid_cpu_allocate(bytes, &data) != FLUID_OK)
+      fail(format("cannot allocate %lld bytes of host memory: %s",
+                  static_cast<long long>(bytes), fluid_last_error()));
+    if (!data)
+      return nullptr;
+    try {
+      allocations_.push_back(data);
+    } catch (...) {
+      fluid_cpu_release(data);
+      throw;
+    }
+    std::memset(data, fill, static_cast<size_t>(bytes));
+    return data;
+  }
+
   static void onLaunch(void *user, int64_t launch, int32_t phase) {
     auto *self = static_cast<CpuDevice *>(user);
     if (launch < 0 ||
@@ -110,8 +142,7 @@ private:
           millisecondsBetween(self->launchStarts_[launch], now);
   }
 
-  std::vector<AlignedBuffer> allocations_;
-  int64_t allocatedBytes_ = 0;
+  std::vector<void *> allocations_; // from fluid_cpu_allocate
   StepSetup setup_;
   std::vector<void *> arguments_;
   std::vector<StepRecord> pending_;

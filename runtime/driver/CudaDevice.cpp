@@ -1,8 +1,11 @@
 //===- CudaDevice.cpp - The cuda backend's memory and training steps ------===//
 //
 // Memory: one fluid_cuda_malloc per parameter, per buffer and per batch
-// slot, zero-filled (the unoptimized baseline: nothing is pooled). Peak
-// memory is the context's peak allocation plus its cuDNN workspace.
+// slot, zero-filled (function buffers 0xFF-filled under
+// FLUID_POISON_MEMORY=1); a program's temporaries come from
+// fluid_cuda_allocate on the compute stream. Peak memory is the context's
+// peak allocation (both kinds) plus its cuDNN workspace, whose limit is
+// the program's workspace_limit_bytes, set before anything runs.
 //
 // The order of work, for step s in slot k = s % 2 (host slot and device
 // slot alike):
@@ -36,6 +39,7 @@
 
 #include "Device.h"
 #include "Text.h"
+#include "fluid/runtime/CpuMemory.h"
 #include "fluid/runtime/CudaCheck.h"
 #include "fluid/runtime/CudaKernels.h"
 #include "fluid/runtime/CudaRuntime.h"
@@ -146,6 +150,8 @@ public:
     if (fluid_cuda_context_create(&cuda, &raw) != FLUID_OK)
       failRuntime("cannot create the CUDA context");
     context_.reset(raw);
+    if (fluid_cuda_set_workspace_limit(raw, options.workspaceLimit) != FLUID_OK)
+      failRuntime("cannot set the cuDNN workspace limit");
     void *stream = nullptr;
     if (fluid_cuda_context_stream(raw, &stream) != FLUID_OK)
       failRuntime("cannot get the CUDA context's stream");
@@ -177,6 +183,14 @@ public:
     if (bytes > 0 &&
         fluid_cuda_memset_zero(context_.get(), pointer, bytes) != FLUID_OK)
       failRuntime("cannot clear device memory");
+    return pointer;
+  }
+
+  void *allocateBuffer(int64_t bytes) override {
+    void *pointer = allocate(bytes);
+    if (bytes > 0 && poisonMemory())
+      FLUID_CUDA_CHECK(cudaMemsetAsync(pointer, kPoisonByte,
+                                       static_cast<size_t>(bytes), compute_));
     return pointer;
   }
 
@@ -219,6 +233,7 @@ public:
 private:
   void issueCopy(int64_t step);
   bool capture(int slot);
+  int64_t allocatedBytes();
   void runLaunches(int64_t step, int slot, bool profile);
   void drain();
   void sumLaunchTimes(int64_t ringIndex);
@@ -361,13 +376,27 @@ void CudaDevice::enqueueStep(int64_t step, bool profile) {
     issueCopy(step + 1);
 }
 
+int64_t CudaDevice::allocatedBytes() {
+  fluid_cuda_stats stats = {};
+  if (fluid_cuda_get_stats(context_.get(), &stats) != FLUID_OK)
+    failRuntime("cannot read the CUDA context's statistics");
+  return stats.allocated_bytes;
+}
+
 bool CudaDevice::capture(int slot) {
   fluid_program_env env = {context_.get(), nullptr, nullptr};
+  const int64_t allocatedBefore = allocatedBytes();
   FLUID_CUDA_CHECK(
       cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
   std::string reason;
   if (setup_.function->run(&env, &memory_[slot]) != FLUID_OK)
     reason = fluid_last_error();
+  // A graph that keeps memory it allocated cannot be launched again until
+  // that memory is freed (graph memory nodes).
+  const int64_t kept = allocatedBytes() - allocatedBefore;
+  if (reason.empty() && kept != 0)
+    reason = format("the step does not release %lld bytes it allocates",
+                    static_cast<long long>(kept));
   cudaGraph_t rawGraph = nullptr;
   cudaError_t ended = cudaStreamEndCapture(compute_, &rawGraph);
   Graph graph(rawGraph);

@@ -4,11 +4,13 @@
 // this interface: how memory is allocated and copied, how the training step
 // is enqueued on its batch and timed, and how the loss reaches the host.
 //
-// cpu (CpuDevice.cpp): 256-byte aligned host memory; each step runs at once
-// on the prefetcher's host slot, timed with steady_clock.
+// cpu (CpuDevice.cpp): 256-byte aligned host memory (fluid_cpu_allocate,
+// whose process-wide peak also counts a program's temporaries); each step
+// runs at once on the prefetcher's host slot, timed with steady_clock.
 //
 // cuda (CudaDevice.cpp): one fluid_cuda_malloc per parameter and per buffer
-// (no pooling: the unoptimized baseline); batches copied from pinned host
+// (no pooling: the unoptimized baseline; the context's peak also counts a
+// program's fluid_cuda_allocate temporaries); batches copied from pinned host
 // slots on a copy stream into two device slots; steps enqueued without
 // waiting (replayed as CUDA graphs after the warm-up), timed with events,
 // their loss read back through a pinned ring at log points.
@@ -66,6 +68,11 @@ public:
 
   /// Zero-filled device memory (256-byte aligned), owned by the device.
   virtual void *allocate(int64_t bytes) = 0;
+  /// Memory for one of a function's buffers: as allocate(), but filled
+  /// with 0xFF bytes instead of zeros under FLUID_POISON_MEMORY=1
+  /// (CpuMemory.h), so that a buffer read before it is written shows as
+  /// NaN (or -1) in the results.
+  virtual void *allocateBuffer(int64_t bytes) = 0;
   /// Copies that return once the copy is done (and, on cuda, after the
   /// work enqueued before it).
   virtual void upload(void *device, const void *host, int64_t bytes) = 0;
@@ -99,6 +106,7 @@ struct CudaDeviceOptions {
   int32_t device = 0;
   bool tf32 = true;
   std::string algorithmCachePath; // "": in memory only
+  int64_t workspaceLimit = -1;    // cuDNN workspace limit, < 0: none
 };
 
 /// Fails where the runtime was built without CUDA.

@@ -208,6 +208,7 @@ void TrainingRun::createDevice() {
   cuda.program = name_;
   cuda.device = options_.device;
   cuda.tf32 = options_.tf32;
+  cuda.workspaceLimit = program_.info().workspace_limit_bytes;
   if (options_.algorithmCache == "none") {
     cuda.algorithmCachePath = "";
   } else if (!options_.algorithmCache.empty()) {
@@ -262,7 +263,7 @@ void TrainingRun::prepareParameters() {
 void TrainingRun::prepareTrainStep() {
   const fluid_program_function &train = program_.train();
   for (int64_t i = 0; i < train.num_buffers; ++i) {
-    trainBuffers_.push_back(device_->allocate(train.buffer_bytes[i]));
+    trainBuffers_.push_back(device_->allocateBuffer(train.buffer_bytes[i]));
     trainBufferBytes_ += train.buffer_bytes[i];
   }
   if (train.initialize) {
@@ -404,7 +405,8 @@ double TrainingRun::evaluate() {
       (signature.logitsDtype == FLUID_F32 ? sizeof(float) : sizeof(double));
   if (predictArguments_.empty()) {
     for (int64_t i = 0; i < predict.num_buffers; ++i)
-      predictBuffers_.push_back(device_->allocate(predict.buffer_bytes[i]));
+      predictBuffers_.push_back(
+          device_->allocateBuffer(predict.buffer_bytes[i]));
     predictArguments_.assign(1, device_->allocate(imageBytes));
     evalImages_ = AlignedBuffer(imageBytes);
     evalLabels_ = AlignedBuffer(batch * static_cast<int64_t>(sizeof(int64_t)));

@@ -330,5 +330,11 @@ std::string driver::usageText(const std::string &program) {
     }
     text += line + "\n";
   }
+  text += "\nEnvironment:\n"
+          "  FLUID_POISON_MEMORY=1   fill every buffer and temporary of the\n"
+          "                          program with 0xFF bytes (NaN, -1) "
+          "instead of\n"
+          "                          zeros, so that a read before a write "
+          "shows\n";
   return text;
 }

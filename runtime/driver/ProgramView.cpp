@@ -284,6 +284,12 @@ void ProgramView::print(std::FILE *out) const {
                  p.params[p.step_param].value.name);
   else
     std::fprintf(out, "step counter: none (every run starts at step 0)\n");
+  if (p.workspace_limit_bytes >= 0)
+    std::fprintf(out, "workspace limit: %lld bytes (%.1f MiB)\n",
+                 static_cast<long long>(p.workspace_limit_bytes),
+                 mebibytes(p.workspace_limit_bytes));
+  else
+    std::fprintf(out, "workspace limit: none\n");
   for (int64_t i = 0; i < p.num_functions; ++i) {
     const fluid_program_function &f = p.functions[i];
     int64_t buffers = 0;

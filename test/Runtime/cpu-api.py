@@ -78,6 +78,7 @@ SIGNATURES = {
     "fluid_cpu_conv2d": [TENSOR] * 4 + [ctypes.POINTER(Conv2dParams)],
     "fluid_cpu_batch_norm": [TENSOR] * 10 + [ctypes.POINTER(BatchNormParams)],
     "fluid_cpu_batch_norm_inference": [TENSOR] * 6 + [F64],
+    "fluid_cpu_batch_norm_apply": [TENSOR] * 6,
     "fluid_cpu_relu": UNARY,
     "fluid_cpu_sigmoid": UNARY,
     "fluid_cpu_tanh": UNARY,

@@ -1,11 +1,16 @@
 # RUN: %python %s %fluid_runtime_lib
 """fluid_cpu_batch_norm (training) and fluid_cpu_batch_norm_inference
-against torch.nn.functional.batch_norm on random inputs."""
+against torch.nn.functional.batch_norm on random inputs, and
+fluid_cpu_batch_norm_apply: with batch_norm's own saved statistics it must
+reproduce batch_norm's output bitwise (into a separate output and in
+place over the input), and with any statistics match the NumPy formula
+(x - mean) * inv_std * scale + shift."""
 
 import importlib
 import os
 import sys
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -78,6 +83,73 @@ def inference_case(suite, dtype, shape, epsilon, offset):
     return body
 
 
+def bits(t):
+    """The tensor's bytes as unsigned integers, for bitwise comparison."""
+    a = t.numpy()
+    return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
+
+
+def expect_bitwise(got, want, what):
+    differ = int(np.count_nonzero(bits(got) != bits(want)))
+    if differ:
+        worst = float((got - want).abs().max())
+        raise AssertionError(f"{what}: {differ} of {want.numel()} elements "
+                             f"differ, by up to {worst:g}")
+
+
+def apply_formula(x, scale, shift, mean, inv_std):
+    """(x - mean) * inv_std * scale + shift in float64 NumPy, per channel
+    (axis 1)."""
+    at = (1, -1) + (1,) * (x.dim() - 2)
+    c = [v.numpy().astype(np.float64).reshape(at)
+         for v in (scale, shift, mean, inv_std)]
+    out = (x.numpy().astype(np.float64) - c[2]) * c[3] * c[0] + c[1]
+    return torch.from_numpy(out).to(x.dtype)
+
+
+def apply_matches_batch_norm_case(suite, dtype, shape, epsilon, momentum,
+                                  offset):
+    def body():
+        channels = shape[1]
+        x = suite.randn(*shape, dtype=dtype) * 2 + offset
+        scale, shift, running_mean, running_var = channel_params(
+            suite, channels, dtype)
+        y = api.empty(shape, dtype)
+        saved = [api.empty([channels], dtype) for _ in range(4)]
+        suite.kernels("fluid_cpu_batch_norm", x, scale, shift, running_mean,
+                      running_var, y, *saved,
+                      api.BatchNormParams(epsilon, momentum))
+        mean, inv_std = saved[0], saved[1]
+
+        got = api.empty(shape, dtype)
+        suite.kernels("fluid_cpu_batch_norm_apply", x, scale, shift, mean,
+                      inv_std, got)
+        expect_bitwise(got, y, "batch_norm_apply vs batch_norm output")
+        api.expect_close(got, apply_formula(x, scale, shift, mean, inv_std),
+                         "batch_norm_apply vs the NumPy formula")
+
+        over = x.clone()
+        suite.kernels("fluid_cpu_batch_norm_apply", over, scale, shift, mean,
+                      inv_std, over)
+        expect_bitwise(over, y, "batch_norm_apply in place over its input")
+    return body
+
+
+def apply_formula_case(suite, dtype, shape):
+    """Statistics that no batch_norm returned: the formula alone."""
+    def body():
+        channels = shape[1]
+        x = suite.randn(*shape, dtype=dtype) * 3 - 1
+        scale, shift, mean = (suite.randn(channels, dtype=dtype)
+                              for _ in range(3))
+        inv_std = suite.randn(channels, dtype=dtype).abs() + 0.1
+        got = api.empty(shape, dtype)
+        suite.kernels("fluid_cpu_batch_norm_apply", x, scale, shift, mean,
+                      inv_std, got)
+        api.expect_close(got, apply_formula(x, scale, shift, mean, inv_std))
+    return body
+
+
 def main():
     suite = api.Suite(sys.argv)
     for dtype, dtype_name in api.FLOAT_DTYPES:
@@ -93,6 +165,12 @@ def main():
             suite.case(f"batch_norm_inference {dtype_name} {name} input "
                        f"{shape} eps {epsilon}",
                        inference_case(suite, dtype, shape, epsilon, offset))
+            suite.case(f"batch_norm_apply {label} equals batch_norm",
+                       apply_matches_batch_norm_case(
+                           suite, dtype, shape, epsilon, momentum, offset))
+            suite.case(f"batch_norm_apply {dtype_name} {name} input {shape} "
+                       f"given statistics",
+                       apply_formula_case(suite, dtype, shape))
     suite.finish()
 
 

@@ -1,8 +1,14 @@
 # RUN: %python %s %fluid_runtime_lib
 # REQUIRES: gpu
-"""fluid_cuda_batch_norm, _inference and _grad (cuDNN, spatial mode)
-against the cpu kernels, 4-D [N,C,H,W] and 2-D [N,C], f64 (tolerance
-1e-10) and f32 (rtol 1e-4, atol 1e-5 of the output's scale).
+"""fluid_cuda_batch_norm, _inference and _grad (cuDNN, spatial mode) and
+fluid_cuda_batch_norm_apply (own kernel) against the cpu kernels, 4-D
+[N,C,H,W] and 2-D [N,C], f64 (tolerance 1e-10) and f32 (rtol 1e-4, atol
+1e-5 of the output's scale).
+
+batch_norm_apply must equal the cpu kernel bitwise (it rounds as the cpu
+does), also in place (output over input); with cuDNN's own saved
+statistics it must give cuDNN's training output to rounding (the same
+tolerances).
 
 Besides the oracle, the training case checks the two conventions where
 libraries differ, with NumPy: saved_inv_std is 1/sqrt(biased variance +
@@ -27,6 +33,9 @@ SHAPES = [
     ("2-D", [16, 10]),
     ("2-D batch2", [2, 5]),
 ]
+# batch_norm_apply's vectorized path: H*W a multiple of the vector width
+# (4 f32, 2 f64); SHAPES take the per-element path in f32.
+APPLY_SHAPES = [("4-D vectorized", [2, 16, 8, 8])]
 MODES = [("f64", np.float64), ("f32", np.float32)]
 EPSILON = 1e-5
 MOMENTUM = 0.1
@@ -121,6 +130,65 @@ def inference_case(suite, ctx, mode, dtype, shape):
     return body
 
 
+def apply_case(suite, ctx, mode, dtype, shape):
+    """batch_norm_apply from the cpu batch_norm's saved statistics against
+    fluid_cpu_batch_norm_apply, into a separate output and in place; then
+    from cuDNN's statistics against cuDNN's training output."""
+    lib = suite.lib
+
+    def body():
+        c = shape[1]
+        x = suite.randn(*shape, dtype=dtype, scale=2.0, offset=0.5)
+        scale, shift = suite.randn(c, dtype=dtype), suite.randn(c, dtype=dtype)
+        running = [np.zeros(c, dtype), np.ones(c, dtype)]
+        params = fluidcuda.BatchNormParams(EPSILON, MOMENTUM)
+        y = np.empty(shape, dtype)
+        mean, inv_std = np.empty(c, dtype), np.empty(c, dtype)
+        new_stats = [np.empty(c, dtype), np.empty(c, dtype)]
+        fluidcuda.cpu(lib, "batch_norm", x, scale, shift, *running, y, mean,
+                      inv_std, *new_stats, params)
+        want = np.full(shape, np.nan, dtype)
+        fluidcuda.cpu(lib, "batch_norm_apply", x, scale, shift, mean, inv_std,
+                      want)
+
+        dx, dscale, dshift = (ctx.upload(a) for a in (x, scale, shift))
+        dmean, dinv = ctx.upload(mean), ctx.upload(inv_std)
+        out = ctx.empty(shape, dtype)
+        ctx("batch_norm_apply", dx, dscale, dshift, dmean, dinv, out)
+        got = out.download()
+        over = ctx.upload(x)
+        ctx("batch_norm_apply", over, dscale, dshift, dmean, dinv, over)
+        got_in_place = over.download()
+
+        drunning = [ctx.upload(r) for r in running]
+        dy = ctx.empty(shape, dtype)
+        gpu_mean, gpu_inv = ctx.empty((c,), dtype), ctx.empty((c,), dtype)
+        dnew = [ctx.empty((c,), dtype), ctx.empty((c,), dtype)]
+        ctx("batch_norm", dx, dscale, dshift, *drunning, dy, gpu_mean,
+            gpu_inv, *dnew, params)
+        ctx("batch_norm_apply", dx, dscale, dshift, gpu_mean, gpu_inv, out)
+        cudnn_output, from_cudnn_stats = dy.download(), out.download()
+        for t in [dx, dscale, dshift, dmean, dinv, out, over, *drunning, dy,
+                  gpu_mean, gpu_inv, *dnew]:
+            t.free()
+
+        fluidcuda.expect_close(got, want, mode, "output from cpu statistics")
+        # Stricter than the tolerance: KernelsNorm.cu rounds each operation
+        # as the cpu kernel does.
+        if not np.array_equal(got, want):
+            raise AssertionError("output from cpu statistics is not bitwise "
+                                 "fluid_cpu_batch_norm_apply's")
+        if not np.array_equal(got_in_place, got):
+            raise AssertionError("in place over the input differs from the "
+                                 "separate output")
+        fluidcuda.expect_close(from_cudnn_stats, cudnn_output, mode,
+                               "output from cuDNN's statistics vs cuDNN's")
+        vs_cudnn = fluidcuda.max_relative_error(from_cudnn_stats,
+                                                cudnn_output)
+        return f"max rel err {vs_cudnn:.1e} vs cuDNN's training output"
+    return body
+
+
 def grad_case(suite, ctx, mode, dtype, shape):
     """The gradient from the cpu forward's saved statistics, then the
     whole chain on the device (its forward's statistics) against the
@@ -194,6 +262,9 @@ def main():
             for name, shape in SHAPES:
                 suite.case(f"batch_norm_grad {mode} {name} {shape}",
                            grad_case(suite, ctx, mode, dtype, shape))
+            for name, shape in SHAPES + APPLY_SHAPES:
+                suite.case(f"batch_norm_apply {mode} {name} {shape}",
+                           apply_case(suite, ctx, mode, dtype, shape))
 
         def inference_of_empty_batch():
             shape = (0, 3, 4, 4)
@@ -202,6 +273,40 @@ def main():
             ctx("batch_norm_inference", x, *channel, out, EPSILON)
             ctx.synchronize()
         suite.case("batch_norm_inference empty batch", inference_of_empty_batch)
+
+        def apply_of_empty_batch():
+            shape = (0, 3, 4, 4)
+            channel = [ctx.upload(np.ones(3)) for _ in range(4)]
+            x, out = ctx.upload(np.zeros(shape)), ctx.empty(shape, np.float64)
+            ctx("batch_norm_apply", x, *channel, out)
+            ctx.synchronize()
+            for t in [x, out, *channel]:
+                t.free()
+        suite.case("batch_norm_apply empty batch", apply_of_empty_batch)
+
+        def apply_reports_operand_errors():
+            x = ctx.upload(np.ones((2, 3, 4, 4)))
+            good = [ctx.upload(np.ones(3)) for _ in range(3)]
+            bad = ctx.upload(np.ones(4))
+            out = ctx.empty((2, 3, 4, 4), np.float64)
+            status, _ = ctx.status("batch_norm_apply", x, *good, bad, out)
+            fluidcuda.expect_status(lib, status, fluidcuda.INVALID_ARGUMENT,
+                                    ["fluid_cuda_batch_norm_apply",
+                                     "inv_std shape [4] does not match"])
+            x3 = ctx.upload(np.ones((2, 3, 4)))
+            out3 = ctx.empty((2, 3, 4), np.float64)
+            status, _ = ctx.status("batch_norm_apply", x3, *good, good[0],
+                                   out3)
+            fluidcuda.expect_status(lib, status, fluidcuda.INVALID_ARGUMENT,
+                                    ["input must have rank 2 or 4"])
+            host = np.ones(3)
+            status, _ = ctx.status("batch_norm_apply", x, *good, host, out)
+            fluidcuda.expect_status(lib, status, fluidcuda.INVALID_ARGUMENT,
+                                    ["inv_std data", "not device memory"])
+            for t in [x, *good, bad, out, x3, out3]:
+                t.free()
+        suite.case("batch_norm_apply reports operand errors",
+                   apply_reports_operand_errors)
 
         def one_value_per_channel_is_an_error():
             shape = (1, 3, 1, 1)

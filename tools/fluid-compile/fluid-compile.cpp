@@ -21,6 +21,7 @@
 #include "fluid/Support/ProgramLoader.h"
 #include "fluid/Target/EmitProgram.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/MLIRContext.h"
@@ -77,6 +78,39 @@ static cl::opt<bool> noUpdateInPlace(
     cl::desc("Skip --fluid-update-in-place (parameters are then updated "
              "through copies), to measure its effect"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noInsertFrees(
+    "no-insert-frees",
+    cl::desc("Skip --fluid-insert-frees and --fluid-plan-memory: every buffer "
+             "lives for the whole step (the unoptimized baseline of the "
+             "seed's memory table)"),
+    cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noPlanMemory(
+    "no-plan-memory",
+    cl::desc("Skip --fluid-plan-memory: buffers are allocated and freed at "
+             "run time, in stream order, each freed after its last use"),
+    cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noInPlace(
+    "no-in-place",
+    cl::desc("Plan memory without letting elementwise launches write over "
+             "a dead input (--fluid-plan-memory=in-place=false)"),
+    cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noRecompute(
+    "no-recompute-elementwise",
+    cl::desc("Skip --fluid-recompute-elementwise: keep every activation the "
+             "backward pass reads instead of recomputing batch norm + ReLU "
+             "outputs there"),
+    cl::init(false), cl::cat(compileCategory));
+static cl::opt<int64_t> workspaceLimit(
+    "workspace-limit",
+    cl::desc("cuDNN workspace limit in MiB, part of the memory plan; the "
+             "executable chooses only convolution algorithms within it "
+             "(default 1024; -1: no limit)"),
+    cl::init(1024), cl::value_desc("MIB"), cl::cat(compileCategory));
+static cl::opt<std::string> memoryReport(
+    "memory-report",
+    cl::desc("Write the training step's memory report (--fluid-memory-report) "
+             "to FILE.json, FILE.csv and FILE.svg"),
+    cl::value_desc("FILE"), cl::cat(compileCategory));
 static cl::opt<std::string>
     cxx("cxx",
         cl::desc("The C++ compiler (default: $CXX, else the one Fluid was "
@@ -225,7 +259,7 @@ int main(int argc, char **argv) {
 
   MLIRContext context;
   context.loadDialect<FluidDialect, fluid_rt::FluidRtDialect, func::FuncDialect,
-                      memref::MemRefDialect>();
+                      memref::MemRefDialect, arith::ArithDialect>();
   ProgramLoader loader(context, "fluid-compile");
   OwningOpRef<ModuleOp> module = loader.load(inputFilename);
   if (!module)
@@ -258,15 +292,44 @@ int main(int argc, char **argv) {
   bool bufferized = llvm::any_of(entry->getArgumentTypes(), [](Type type) {
     return isa<MemRefType>(type);
   });
+  if (workspaceLimit < -1 || workspaceLimit > (int64_t(1) << 30))
+    return fail("--workspace-limit must be -1 (none) or a size in MiB up to "
+                "2^30, got " +
+                llvm::Twine(workspaceLimit));
   if (!bufferized) {
+    if (!noRecompute)
+      pm.addPass(createFluidRecomputeElementwise());
     pm.addPass(createFluidBufferize());
     if (!noUpdateInPlace)
       pm.addPass(createFluidUpdateInPlace());
+    if (!noInsertFrees)
+      pm.addPass(createFluidInsertFrees());
+    if (!noInsertFrees && !noPlanMemory) {
+      FluidPlanMemoryOptions plan;
+      plan.inPlace = !noInPlace;
+      plan.workspaceLimitMiB = workspaceLimit;
+      pm.addPass(createFluidPlanMemory(plan));
+    }
   } else {
     progress("the program is already bufferized; emitting it as it is");
   }
+  if (!memoryReport.empty()) {
+    FluidMemoryReportOptions report;
+    report.file = memoryReport;
+    pm.addPass(createFluidMemoryReport(report));
+  }
   if (failed(pm.run(*module)))
     return fail("the pipeline failed on " + inputFilename);
+  if (auto arena = entry->getOperation()->getAttrOfType<IntegerAttr>(
+          fluid_rt::kArenaBytesAttrName)) {
+    auto bound = entry->getOperation()->getAttrOfType<IntegerAttr>(
+        fluid_rt::kArenaLowerBoundAttrName);
+    progress(llvm::formatv("memory plan: arena {0:f1} MiB for the step's "
+                           "temporaries (lower bound {1:f1} MiB)",
+                           arena.getInt() / 1048576.0,
+                           bound ? bound.getInt() / 1048576.0 : 0.0)
+                 .str());
+  }
   options.source = llvm::sys::path::filename(inputFilename).str();
 
   if (emitKind == "buffers") {

@@ -17,6 +17,7 @@
 #include "fluid/Support/InputGuards.h"
 #include "fluid/Support/OutputFile.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -29,8 +30,9 @@ using namespace mlir;
 
 int main(int argc, char **argv) {
   DialectRegistry registry;
-  registry.insert<fluid::FluidDialect, fluid_rt::FluidRtDialect,
-                  func::FuncDialect, memref::MemRefDialect>();
+  registry
+      .insert<fluid::FluidDialect, fluid_rt::FluidRtDialect, func::FuncDialect,
+              memref::MemRefDialect, arith::ArithDialect>();
   registerCanonicalizerPass();
   registerCSEPass();
   registerSymbolDCEPass();

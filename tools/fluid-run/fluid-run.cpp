@@ -20,6 +20,7 @@
 #include "fluid/runtime/Init.h"
 #include "fluid/runtime/Npy.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/MLIRContext.h"
@@ -80,6 +81,13 @@ static cl::opt<unsigned>
                     "carrying over (e.g. N training steps); prints every run's "
                     "outputs, prefixed 'run K:'"),
            cl::init(1), cl::cat(runCategory));
+static cl::opt<bool> poisonMemory(
+    "poison-memory",
+    cl::desc("Fill memory with 0xFF bytes (NaN as floats) when a buffer is "
+             "allocated, freed (memref.dealloc) or started over in an arena "
+             "(memref.view), so that a program reading memory outside a "
+             "buffer's lifetime computes NaN: a check of memory plans"),
+    cl::init(false), cl::cat(runCategory));
 static cl::opt<unsigned>
     printCount("print-values",
                cl::desc("How many leading values of each output to print"),
@@ -261,7 +269,7 @@ int main(int argc, char **argv) {
 
   MLIRContext context;
   context.loadDialect<FluidDialect, fluid_rt::FluidRtDialect, func::FuncDialect,
-                      memref::MemRefDialect>();
+                      memref::MemRefDialect, arith::ArithDialect>();
   ProgramLoader loader(context, "fluid-run");
   OwningOpRef<ModuleOp> module = loader.load(inputFilename);
   if (!module)
@@ -313,6 +321,7 @@ int main(int argc, char **argv) {
   if (repeat < 1)
     return fail("--repeat must be at least 1");
   Interpreter interpreter(*params);
+  interpreter.setPoisonMemory(poisonMemory);
   FailureOr<SmallVector<HostTensor>> outputs;
   for (runIndex = 0; runIndex < repeat; ++runIndex) {
     outputs = interpreter.run(func, inputs);

@@ -46,6 +46,14 @@ public:
 
   /// The same storage seen with another shape of equal element count.
   HostTensor withShape(ArrayRef<int64_t> newShape) const;
+  /// Part of this tensor's bytes, from `byteOffset`, seen as a tensor of
+  /// `dtype` and `shape` (which the caller checked fit): a view of an
+  /// arena. It shares the storage.
+  HostTensor viewBytes(int64_t byteOffset, fluid_dtype dtype,
+                       ArrayRef<int64_t> shape) const;
+  /// Fills the bytes with 0xFF: NaN in every floating-point type, -1 in
+  /// the integers (the interpreter's poison for freed and reused memory).
+  void poison() const;
 
   /// The runtime's descriptor of this tensor.
   fluid_tensor descriptor() const;

@@ -5,6 +5,7 @@
 
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

@@ -158,4 +158,150 @@ def FluidUpdateInPlace : Pass<"fluid-update-in-place", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FluidRecomputeElementwise
+    : Pass<"fluid-recompute-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Recompute cheap activations in the backward pass instead of keeping them";
+  let description = [{
+    Rematerialization, decided per value by bytes saved against work added.
+    On the tensor level of a training step (before `--fluid-bufferize`),
+    every `fluid.relu` of a `fluid.batch_norm` output that the backward pass
+    reads (the ReLU's gradient, the next convolution's filter gradient) is
+    computed again right before its first use there, from the batch norm's
+    input and saved statistics (`fluid.batch_norm_apply`, then `fluid.relu`),
+    and the backward pass reads the copy. The forward value then dies at its
+    last forward use: per convolution + batch norm + ReLU, one activation
+    less lives from the forward to the backward pass.
+
+    A value is recomputed only when it saves at least `min-bytes`, and only
+    when the batch norm's input and statistics are read by the backward pass
+    anyway (so recomputing extends no other lifetime); the work added is one
+    read of the batch norm's input and one write of the activation per
+    recomputed value, which a later elementwise fusion folds into the
+    backward kernels. On the cpu backend the copy is bitwise the forward
+    value. The pass statistics (`--mlir-pass-statistics`) count the values
+    and bytes; the memory report counts `batch_norm_apply` launches.
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "uint64_t", /*default=*/"1048576",
+           "Recompute only activations of at least this many bytes">
+  ];
+  let statistics = [
+    Statistic<"numRecomputed", "recomputed-values",
+              "Activations recomputed in the backward pass">,
+    Statistic<"numRecomputedBytes", "recomputed-bytes",
+              "Bytes of the activations recomputed">
+  ];
+  let dependentDialects = ["::mlir::fluid::FluidDialect"];
+}
+
+def FluidInsertFrees : Pass<"fluid-insert-frees", "::mlir::ModuleOp"> {
+  let summary = "Free every temporary buffer right after its last use";
+  let description = [{
+    The seed's release policy, done at compile time: for every temporary of
+    the buffer level (a `memref.alloc` that is not returned, not a constant
+    and not an arena; see `BufferLiveness`), a `memref.dealloc` goes right
+    after the last op that reads or writes it through any of its views.
+    Parameters, arguments, results and constants are never freed. Emitted
+    programs allocate such buffers where their `memref.alloc` is and free
+    them where their `memref.dealloc` is, in stream order (cudaMallocAsync
+    and cudaFreeAsync on the compute stream, nothing waits on the host).
+
+    This is the "free at last use" row of the seed's memory table and the
+    baseline of `--fluid-plan-memory`, which replaces the frees with static
+    offsets in one arena. Running it twice changes nothing.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numFreed", "freed-buffers", "Temporaries freed at last use">
+  ];
+}
+
+def FluidPlanMemory : Pass<"fluid-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Give every temporary a static offset in one arena per function";
+  let description = [{
+    From the lifetimes of `BufferLiveness`, every temporary of a function
+    becomes a `memref.view` of one arena (`memref.alloc() : memref<Nxi8>`)
+    at a constant byte offset, so that buffers whose lifetimes do not meet
+    share memory and the function's peak is known at compile time. Frees
+    of planned buffers (from `--fluid-insert-frees`) are removed: the arena
+    is allocated once and lives across steps.
+
+    Before offsets are assigned, elementwise launches run in place where
+    their kernel allows it: the output of `add`, `sub`, `mul`, `relu`,
+    `relu_grad` and the other kernels that `fluid_rt::mayWriteOverInput`
+    lists takes over the buffer of an input whose last use is that launch,
+    when the input is a temporary of the output's exact type (shape and
+    element type). An input read later, of another shape or dtype, a
+    parameter, a result or a constant is never overwritten.
+
+    Offsets come from greedy placement (each buffer at the lowest offset
+    that no buffer of an overlapping lifetime occupies), tried in two
+    orders: by size, and by size times lifetime; the smaller arena wins.
+    Every buffer starts at a multiple of `alignment` bytes. The pass
+    records on each function `fluid_rt.arena_bytes` and
+    `fluid_rt.arena_lower_bound` (the largest sum of aligned bytes live at any
+    op: no plan can do better) and, on the module, the cuDNN workspace
+    limit the plan assumes (`fluid_rt.workspace_limit`, bytes), which the
+    driver gives cuDNN's algorithm choice.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Byte alignment of every buffer in the arena (a power of two)">,
+    Option<"inPlace", "in-place", "bool", /*default=*/"true",
+           "Let elementwise launches write over a dead input">,
+    Option<"workspaceLimitMiB", "workspace-limit", "int64_t",
+           /*default=*/"-1",
+           "cuDNN workspace limit in MiB recorded for the driver (-1: none)">
+  ];
+  let statistics = [
+    Statistic<"numPlanned", "planned-buffers",
+              "Temporaries given an offset in an arena">,
+    Statistic<"numInPlace", "in-place-launches",
+              "Launches that write their output over a dead input">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def FluidMemoryReport : Pass<"fluid-memory-report", "::mlir::ModuleOp"> {
+  let summary = "Report a training step's memory at compile time";
+  let description = [{
+    For the training step of a bufferized module (after
+    `--fluid-plan-memory`, `--fluid-insert-frees` or neither): the bytes
+    the step needs (the arena, or the peak of live temporaries when frees
+    are dynamic, or every temporary when nothing is freed), the lower bound
+    (the largest sum of bytes live at any launch), the launch where the
+    peak occurs and the largest buffers live there with the ops that made
+    them, persistent bytes (parameters, optimizer state, results and
+    constants) apart from temporaries, and the cuDNN workspace limit.
+    Printed as a table to stdout, or with `file=PATH` written as
+    `PATH.json`, `PATH.csv` (live bytes after every launch) and `PATH.svg`
+    (that curve, the peak marked). The module is not changed.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"\"",
+           "Write PATH.json, PATH.csv and PATH.svg instead of printing">,
+    Option<"top", "top", "unsigned", /*default=*/"10",
+           "How many of the largest buffers live at the peak to list">
+  ];
+}
+
+def FluidTestBufferLiveness
+    : Pass<"fluid-test-buffer-liveness", "::mlir::ModuleOp"> {
+  let summary = "Print the buffer liveness analysis of every function (for tests)";
+  let description = [{
+    A test of `BufferLiveness`: for every function with a body, prints to
+    standard output one line per root buffer, in the analysis's order
+    (arguments first, then definitions in program order): its index, its
+    kind (temporary, parameter, argument, result, constant, arena), where
+    it is defined (`arg N` or the position of its defining op), its bytes,
+    for a view of an arena the arena and the offset, its interval
+    `[first, last]` of op positions (or `unused`), the op that produced it
+    (a launch shows its kernel) and how many values alias it. Then the
+    persistent bytes by kind (`persistentBytes`) and the function's peak of
+    live temporaries and its position, at alignment 1 and 256. Positions count every op of the function's block from 0. The
+    IR is unchanged.
+  }];
+}
+
 #endif // FLUID_PASSES_TD

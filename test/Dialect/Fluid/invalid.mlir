@@ -261,6 +261,73 @@ func.func @f(%x: tensor<2x8xf32>, %c: tensor<4xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<2x8x5xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'fluid.batch_norm_apply' op input must have rank 2 or 4 (NC or NCHW), got 'tensor<2x8x5xf32>'}}
+  %y = fluid.batch_norm_apply %x, %c, %c, %c, %c : tensor<2x8x5xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'fluid.batch_norm_apply' op input must have rank 2 or 4 (NC or NCHW), got 'tensor<8xf32>'}}
+  %y = fluid.batch_norm_apply %x, %c, %c, %c, %c : tensor<8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8x5x5xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{'fluid.batch_norm_apply' op per-channel operands must have shape [8] (the input's channels), got 'tensor<4xf32>'}}
+  %y = fluid.batch_norm_apply %x, %c, %c, %c, %c : tensor<2x8x5x5xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %c: tensor<1x8xf32>) {
+  // expected-error @+1 {{'fluid.batch_norm_apply' op per-channel operands must have shape [8] (the input's channels), got 'tensor<1x8xf32>'}}
+  %y = fluid.batch_norm_apply %x, %c, %c, %c, %c : tensor<2x8xf32>, tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8x5x5xf32>, %c: tensor<8xf64>) {
+  // expected-error @+1 {{'fluid.batch_norm_apply' op input and per-channel operands must have the same element type, got 'f32' and 'f64'}}
+  %y = fluid.batch_norm_apply %x, %c, %c, %c, %c : tensor<2x8x5x5xf32>, tensor<8xf64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8x5x5xi32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'fluid.batch_norm_apply' op input must be a statically shaped floating-point tensor whose size fits in 64 bits, got 'tensor<2x8x5x5xi32>'}}
+  %y = fluid.batch_norm_apply %x, %c, %c, %c, %c : tensor<2x8x5x5xi32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+// The per-channel operands have one type (only the generic form can say
+// otherwise).
+func.func @f(%x: tensor<2x8xf32>, %c: tensor<8xf32>, %d: tensor<8xf64>) {
+  // expected-error @+1 {{'fluid.batch_norm_apply' op failed to verify that all of {scale, shift, mean, inv_std} have same type}}
+  %y = "fluid.batch_norm_apply"(%x, %c, %c, %c, %d) : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf64>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %c: tensor<8xf32>) {
+  // expected-error @+2 {{'fluid.batch_norm_apply' op inferred type(s) 'tensor<2x8xf32>' are incompatible with return type(s) of operation 'tensor<2x4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y = "fluid.batch_norm_apply"(%x, %c, %c, %c, %c) : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
   // expected-error @+2 {{operands are not broadcast-compatible: 'tensor<2x3xf32>' and 'tensor<4xf32>' differ in dimension -1 (3 vs 4)}}
   // expected-error @+1 {{failed to infer returned types}}

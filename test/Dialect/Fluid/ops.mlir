@@ -77,6 +77,19 @@ func.func @batch_norm(%x: tensor<2x8x5x5xf32>, %g: tensor<8xf32>, %b: tensor<8xf
   return %y, %rv, %z, %y2#0 : tensor<2x8x5x5xf32>, tensor<8xf32>, tensor<2x8x5x5xf32>, tensor<4x8xf64>
 }
 
+// CHECK-LABEL: func.func @batch_norm_apply
+func.func @batch_norm_apply(%x: tensor<2x8x5x5xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>,
+                            %m: tensor<8xf32>, %v: tensor<8xf32>, %f: tensor<4x8xf64>, %c: tensor<8xf64>)
+    -> (tensor<2x8x5x5xf32>, tensor<4x8xf64>) {
+  // CHECK: %[[Y:.*]], %[[MEAN:.*]], %[[INV_STD:.*]], %{{.*}}, %{{.*}} = fluid.batch_norm
+  %y, %mean, %inv_std, %rm, %rv = fluid.batch_norm %x, %g, %b, %m, %v : tensor<2x8x5x5xf32>, tensor<8xf32>
+  // CHECK: fluid.batch_norm_apply %{{.*}}, %{{.*}}, %{{.*}}, %[[MEAN]], %[[INV_STD]] : tensor<2x8x5x5xf32>, tensor<8xf32>
+  %z = fluid.batch_norm_apply %x, %g, %b, %mean, %inv_std : tensor<2x8x5x5xf32>, tensor<8xf32>
+  // CHECK: fluid.batch_norm_apply %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf64>, tensor<8xf64>
+  %w = fluid.batch_norm_apply %f, %c, %c, %c, %c : tensor<4x8xf64>, tensor<8xf64>
+  return %z, %w : tensor<2x8x5x5xf32>, tensor<4x8xf64>
+}
+
 // CHECK-LABEL: func.func @elementwise
 func.func @elementwise(%a: tensor<2x3x4xf32>, %b: tensor<3x1xf32>, %s: tensor<f32>)
     -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) {

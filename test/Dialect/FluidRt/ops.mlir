@@ -64,3 +64,53 @@ func.func @bad_view(%x: memref<4xf32>) {
   %v = fluid_rt.view %x : memref<4xf32> -> memref<5xf32>
   return
 }
+
+// -----
+
+// The memory plan's attributes: on functions, non-negative i64s.
+// CHECK-LABEL: func.func @planned
+// CHECK-SAME: fluid_rt.arena_bytes = 512 : i64, fluid_rt.arena_lower_bound = 256 : i64
+func.func @planned() attributes {fluid_rt.arena_bytes = 512 : i64, fluid_rt.arena_lower_bound = 256 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'fluid_rt.arena_bytes' must be a non-negative i64, got -1 : i64}}
+func.func @negative() attributes {fluid_rt.arena_bytes = -1 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'fluid_rt.arena_lower_bound' must be a non-negative i64, got "many"}}
+func.func @not_integer() attributes {fluid_rt.arena_lower_bound = "many"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'fluid_rt.workspace_limit' belongs on the module}}
+func.func @misplaced() attributes {fluid_rt.workspace_limit = 0 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.module' op 'fluid_rt.arena_bytes' belongs on functions}}
+module attributes {fluid_rt.arena_bytes = 0 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op has unknown attribute 'fluid_rt.arena'; the fluid_rt dialect's operation attributes are 'fluid_rt.arena_bytes', 'fluid_rt.arena_lower_bound' and 'fluid_rt.workspace_limit'}}
+func.func @unknown() attributes {fluid_rt.arena = 0 : i64} {
+  return
+}
+
+// -----
+
+// The workspace limit may be negative (no limit).
+// CHECK: module attributes {fluid_rt.workspace_limit = -1 : i64}
+module attributes {fluid_rt.workspace_limit = -1 : i64} {
+}

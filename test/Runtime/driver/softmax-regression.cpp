@@ -16,7 +16,12 @@
 // (the same launches on the cuda backend). FLUID_DRIVER_TEST_VARIANT
 // changes the program before the driver sees it, for the error tests:
 // baked-lr (no learning-rate parameter), no-predict, abi (a future ABI
-// version), backend (an unknown backend), cuda (claims the cuda backend).
+// version), backend (an unknown backend), cuda (claims the cuda backend);
+// and for the memory tests: temporaries (the logits' gradient is a
+// temporary of each step, from fluid_<backend>_allocate and released after
+// its last use, rather than a buffer), unwritten-rate (the learning-rate
+// result's buffer is never written, so the driver's fill shows in the log),
+// workspace-limit (a cuDNN workspace limit of 1 MiB).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +51,32 @@
 namespace {
 
 constexpr int64_t kBatch = 16, kFeatures = 28 * 28, kClasses = 10;
+
+// Set from FLUID_DRIVER_TEST_VARIANT in main().
+bool gTemporaries = false, gUnwrittenRate = false;
+
+/// A temporary of one run, as a program that frees at last use takes it.
+fluid_status allocateTemporary(const fluid_program_env *env, int64_t bytes,
+                               void **data) {
+#ifdef FLUID_DRIVER_TEST_CUDA
+  return fluid_cuda_allocate(
+      static_cast<fluid_cuda_context *>(env->backend_context), bytes, data);
+#else
+  (void)env;
+  return fluid_cpu_allocate(bytes, data);
+#endif
+}
+
+fluid_status releaseTemporary(const fluid_program_env *env, void *data) {
+#ifdef FLUID_DRIVER_TEST_CUDA
+  return fluid_cuda_release(
+      static_cast<fluid_cuda_context *>(env->backend_context), data);
+#else
+  (void)env;
+  fluid_cpu_release(data);
+  return fluid_last_error()[0] ? FLUID_ERROR_INVALID_ARGUMENT : FLUID_OK;
+#endif
+}
 
 enum Param { kWeight, kBias, kLearningRate, kStep, kNumParams };
 enum TrainBuffer {
@@ -133,8 +164,15 @@ fluid_status trainRun(const fluid_program_env *env,
   fluid_tensor step = tensor(p[kStep], FLUID_I64, {});
   fluid_tensor logits = tensor(b[kLogits], FLUID_F32, {kBatch, kClasses});
   fluid_tensor loss = tensor(b[kLoss], FLUID_F32, {});
+  void *gradLogitsData = b[kGradLogits];
+  if (gTemporaries) {
+    fluid_status status = allocateTemporary(
+        env, kBatch * kClasses * sizeof(float), &gradLogitsData);
+    if (status != FLUID_OK)
+      return status;
+  }
   fluid_tensor gradLogits =
-      tensor(b[kGradLogits], FLUID_F32, {kBatch, kClasses});
+      tensor(gradLogitsData, FLUID_F32, {kBatch, kClasses});
   fluid_tensor gradWeight =
       tensor(b[kGradWeight], FLUID_F32, {kClasses, kFeatures});
   fluid_tensor gradBias = tensor(b[kGradBias], FLUID_F32, {kClasses});
@@ -153,8 +191,14 @@ fluid_status trainRun(const fluid_program_env *env,
                    &gradLogits, FLUID_REDUCTION_MEAN));
   LAUNCH(3, KERNEL(matmul, &gradLogits, &x, &gradWeight, &transposeLhs));
   LAUNCH(4, KERNEL(reduce_sum, &gradLogits, &gradBias, &rows));
+  if (gTemporaries) {
+    fluid_status status = releaseTemporary(env, gradLogitsData);
+    if (status != FLUID_OK)
+      return status;
+  }
   LAUNCH(5, KERNEL(cast, &lr, &rate32));
-  LAUNCH(6, KERNEL(reshape, &lr, &rate));
+  if (!gUnwrittenRate)
+    LAUNCH(6, KERNEL(reshape, &lr, &rate));
   LAUNCH(7, KERNEL(sgd, &w, &gradWeight, &rate32, &w, &sgd));
   LAUNCH(8, KERNEL(sgd, &bias, &gradBias, &rate32, &bias, &sgd));
   LAUNCH(9, KERNEL(add, &step, &oneStep, &step));
@@ -272,6 +316,7 @@ const fluid_program_info kProgram = {
     /*learning_rate_param=*/kLearningRate,
     /*step_param=*/kStep,
     /*classes=*/kClasses,
+    /*workspace_limit_bytes=*/-1,
 };
 
 } // namespace
@@ -292,6 +337,12 @@ int main(int argc, char **argv) {
     program.backend = 7;
   } else if (name == "cuda") {
     program.backend = FLUID_BACKEND_CUDA;
+  } else if (name == "temporaries") {
+    gTemporaries = true;
+  } else if (name == "unwritten-rate") {
+    gUnwrittenRate = true;
+  } else if (name == "workspace-limit") {
+    program.workspace_limit_bytes = int64_t(1) << 20;
   } else if (!name.empty()) {
     std::fprintf(stderr, "unknown FLUID_DRIVER_TEST_VARIANT '%s'\n",
                  name.c_str());

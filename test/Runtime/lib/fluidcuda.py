@@ -77,6 +77,10 @@ CONTEXT_SIGNATURES = {
     "fluid_cuda_copy_to_host": (I32, [VOID_P, VOID_P, VOID_P, I64]),
     "fluid_cuda_memset_zero": (I32, [VOID_P, VOID_P, I64]),
     "fluid_cuda_get_stats": (I32, [VOID_P, ctypes.POINTER(Stats)]),
+    "fluid_cuda_context_stream": (I32, [VOID_P, ctypes.POINTER(VOID_P)]),
+    "fluid_cuda_allocate": (I32, [VOID_P, I64, ctypes.POINTER(VOID_P)]),
+    "fluid_cuda_release": (I32, [VOID_P, VOID_P]),
+    "fluid_cuda_set_workspace_limit": (I32, [VOID_P, I64]),
 }
 
 # The oracle's entry points and their argument types; each fluid_cuda_<op>
@@ -89,6 +93,7 @@ KERNEL_SIGNATURES = {
     "linear": [TENSOR] * 4,
     "batch_norm": [TENSOR] * 10 + [ctypes.POINTER(BatchNormParams)],
     "batch_norm_inference": [TENSOR] * 6 + [F64],
+    "batch_norm_apply": [TENSOR] * 6,
     "batch_norm_grad": [TENSOR] * 8,
 }
 
@@ -174,6 +179,22 @@ class Context:
         self.check(self.lib.fluid_cuda_malloc(self.handle, nbytes,
                                               ctypes.byref(pointer)))
         return pointer.value
+
+    def allocate(self, nbytes):
+        """fluid_cuda_allocate: stream-ordered memory (None for 0 bytes)."""
+        pointer = VOID_P()
+        self.check(self.lib.fluid_cuda_allocate(self.handle, nbytes,
+                                                ctypes.byref(pointer)))
+        return pointer.value
+
+    def release(self, pointer):
+        self.check(self.lib.fluid_cuda_release(self.handle, pointer))
+
+    def stream(self):
+        stream = VOID_P()
+        self.check(self.lib.fluid_cuda_context_stream(self.handle,
+                                                      ctypes.byref(stream)))
+        return stream.value
 
     def empty(self, shape, dtype):
         """A device tensor filled with NaN, so that unwritten elements

@@ -208,10 +208,10 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *context,
 
 /// Checks a batch-norm input ([N, C, H, W] or [N, C]) against its per-channel
 /// operands (whose types match each other by construction), and its
-/// attributes.
+/// attributes (batch_norm_apply has neither epsilon nor momentum).
 static LogicalResult verifyBatchNormShapes(const ShapeErrors &errors,
                                            Value inputValue, Value channelValue,
-                                           double epsilon,
+                                           std::optional<double> epsilon,
                                            std::optional<double> momentum,
                                            RankedTensorType &input,
                                            RankedTensorType &channel) {
@@ -228,8 +228,8 @@ static LogicalResult verifyBatchNormShapes(const ShapeErrors &errors,
   if (ch->getRank() != 1 || ch->getDimSize(0) != channels)
     return errors.fail("per-channel operands must have shape [", channels,
                        "] (the input's channels), got ", *ch);
-  if (!(epsilon > 0) || !std::isfinite(epsilon))
-    return errors.fail("'epsilon' must be finite and > 0, got ", epsilon);
+  if (epsilon && (!(*epsilon > 0) || !std::isfinite(*epsilon)))
+    return errors.fail("'epsilon' must be finite and > 0, got ", *epsilon);
   if (momentum && !(*momentum >= 0 && *momentum <= 1))
     return errors.fail("'momentum' must be in [0, 1], got ", *momentum);
   input = *in;
@@ -266,6 +266,20 @@ LogicalResult BatchNormInferenceOp::inferReturnTypes(
   if (failed(verifyBatchNormShapes(errors, adaptor.getInput(),
                                    adaptor.getScale(),
                                    adaptor.getEpsilon().convertToDouble(),
+                                   std::nullopt, input, channel)))
+    return failure();
+  inferred.push_back(input);
+  return success();
+}
+
+LogicalResult
+BatchNormApplyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                   Adaptor adaptor,
+                                   SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, getOperationName());
+  RankedTensorType input, channel;
+  if (failed(verifyBatchNormShapes(errors, adaptor.getInput(),
+                                   adaptor.getScale(), std::nullopt,
                                    std::nullopt, input, channel)))
     return failure();
   inferred.push_back(input);

@@ -10,11 +10,23 @@
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::fluid_rt;
+
+/// The elementwise kernels whose output may be the buffer of any input of
+/// its shape and element type, on both backends (the rules in the
+/// runtime's CpuKernels.h, CpuGradKernels.h and CudaKernels.h; tested in
+/// test/Runtime/cpu-in-place.py and gpu-in-place.py).
+static constexpr StringLiteral kElementwiseInPlaceKernels[] = {
+    "add",     "sub",     "mul",       "div",          "pow",
+    "minimum", "maximum", "relu",      "sigmoid",      "tanh",
+    "neg",     "exp",     "log",       "cos",          "sqrt",
+    "floor",   "select",  "relu_grad", "sigmoid_grad", "tanh_grad"};
 
 #include "fluid/Dialect/FluidRt/IR/FluidRtOpsDialect.cpp.inc"
 
@@ -23,6 +35,40 @@ void FluidRtDialect::initialize() {
 #define GET_OP_LIST
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.cpp.inc"
       >();
+}
+
+LogicalResult FluidRtDialect::verifyOperationAttribute(Operation *op,
+                                                       NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  bool onFunction =
+      name == kArenaBytesAttrName || name == kArenaLowerBoundAttrName;
+  if (!onFunction && name != kWorkspaceLimitAttrName)
+    return op->emitOpError()
+           << "has unknown attribute '" << name
+           << "'; the fluid_rt dialect's operation attributes are '"
+           << kArenaBytesAttrName << "', '" << kArenaLowerBoundAttrName
+           << "' and '" << kWorkspaceLimitAttrName << "'";
+  if (onFunction ? !isa<FunctionOpInterface>(op) : !isa<ModuleOp>(op))
+    return op->emitOpError() << "'" << name << "' belongs on "
+                             << (onFunction ? "functions" : "the module");
+  auto value = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!value || !value.getType().isSignlessInteger(64) ||
+      (onFunction && value.getInt() < 0))
+    return op->emitOpError() << "'" << name << "' must be "
+                             << (onFunction ? "a non-negative" : "an")
+                             << " i64, got " << attr.getValue();
+  return success();
+}
+
+bool mlir::fluid_rt::mayWriteOverInput(StringRef kernel, unsigned output) {
+  // Optimizer updates read every element of their inputs before writing it.
+  if (kernel == "sgd" || kernel == "momentum" || kernel == "adam")
+    return true;
+  if (kernel == "batch_norm") // new_running_mean, new_running_var
+    return output == 3 || output == 4;
+  // Elementwise kernels: each output element is written after its
+  // operands were read, by the same thread.
+  return output == 0 && llvm::is_contained(kElementwiseInPlaceKernels, kernel);
 }
 
 static RankedTensorType tensorTypeOf(Type memref) {
@@ -94,6 +140,8 @@ LogicalResult ViewOp::verify() {
     return emitOpError() << "cannot view " << source << " as " << result;
   return success();
 }
+
+Value ViewOp::getViewSource() { return getSource(); }
 
 #define GET_OP_CLASSES
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.cpp.inc"

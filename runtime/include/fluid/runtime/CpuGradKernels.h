@@ -59,8 +59,10 @@ fluid_status fluid_cpu_batch_norm_grad(
     fluid_tensor *grad_scale, fluid_tensor *grad_shift);
 
 //===----------------------------------------------------------------------===//
-// Elementwise, from the forward output (grad_input may be the same buffer as
-// grad_output or output)
+// Elementwise, from the forward output. grad_output, output and grad_input
+// have one shape and dtype; in place (the rule of CpuKernels.h's
+// elementwise section): grad_input over grad_output, over output, or over
+// both when they are one buffer.
 //===----------------------------------------------------------------------===//
 
 /// grad_input = 0 where output <= 0, else grad_output (PyTorch's

@@ -15,13 +15,15 @@
 //
 // The parameter structs and argument lists are backend-neutral: the cuda
 // backend mirrors every fluid_cpu_<op> as fluid_cuda_<op> with the same
-// arguments (plus its context).
+// arguments (plus its context). Programs allocate their temporaries with
+// fluid_cpu_allocate, declared in CpuMemory.h.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FLUID_RUNTIME_CPUKERNELS_H
 #define FLUID_RUNTIME_CPUKERNELS_H
 
+#include "fluid/runtime/CpuMemory.h"
 #include "fluid/runtime/Tensor.h"
 
 #ifdef __cplusplus
@@ -123,10 +125,36 @@ fluid_status fluid_cpu_batch_norm_inference(
     const fluid_tensor *shift, const fluid_tensor *mean,
     const fluid_tensor *var, fluid_tensor *output, double epsilon);
 
+/// Training batch norm's output recomputed from its saved statistics:
+/// output = (input - mean) * inv_std * scale + shift, input [N,C,H,W] or
+/// [N,C], the others [C]; mean and inv_std are what fluid_cpu_batch_norm
+/// returned as saved_mean and saved_inv_std. With those (and the same
+/// input, scale and shift) the output is bitwise fluid_cpu_batch_norm's:
+/// both compute (input - mean) * (scale * inv_std) + shift in double from
+/// the saved values and round once. In place: output may be the buffer of
+/// input (each element is read before it is written, at its own index).
+fluid_status
+fluid_cpu_batch_norm_apply(const fluid_tensor *input, const fluid_tensor *scale,
+                           const fluid_tensor *shift, const fluid_tensor *mean,
+                           const fluid_tensor *inv_std, fluid_tensor *output);
+
 //===----------------------------------------------------------------------===//
-// Elementwise (output may be the same buffer as an input of its shape)
+// Elementwise
+//
+// In place: output may be the same buffer as any input of the output's shape
+// and dtype, or as several of them at once (add(x, x) over x), whatever the
+// shapes of the other, broadcast, operands. Each output element is written
+// after every operand element it depends on was read, and an operand of the
+// output's shape is read only at the element's own index. A broadcast input
+// (one of a smaller shape) must not overlap the output, and no buffer may
+// overlap another partially. This holds for every elementwise kernel here
+// and in CpuGradKernels.h and CpuOptimizerKernels.h (cast: between equal
+// dtypes only), on every backend, bitwise: test/Runtime/cpu-in-place.py and
+// gpu-in-place.py compare each in-place result with the one into a
+// separate output.
 //===----------------------------------------------------------------------===//
 
+/// In place: output over input (relu, sigmoid, tanh).
 fluid_status fluid_cpu_relu(const fluid_tensor *input, fluid_tensor *output);
 fluid_status fluid_cpu_sigmoid(const fluid_tensor *input, fluid_tensor *output);
 fluid_status fluid_cpu_tanh(const fluid_tensor *input, fluid_tensor *output);
@@ -134,7 +162,8 @@ fluid_status fluid_cpu_tanh(const fluid_tensor *input, fluid_tensor *output);
 /// Binary ops with NumPy broadcasting: shapes aligned from the right, each
 /// dimension equal or 1 (a rank-0 operand broadcasts everywhere); output has
 /// the broadcast shape. add, sub and mul also take i32 and i64 operands
-/// (step counters), whose overflow wraps.
+/// (step counters), whose overflow wraps. In place: output over lhs, rhs or
+/// both, whichever have the output's shape (the integer ones too).
 fluid_status fluid_cpu_add(const fluid_tensor *lhs, const fluid_tensor *rhs,
                            fluid_tensor *output);
 fluid_status fluid_cpu_sub(const fluid_tensor *lhs, const fluid_tensor *rhs,

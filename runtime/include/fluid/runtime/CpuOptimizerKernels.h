@@ -100,12 +100,15 @@ fluid_status fluid_cpu_adam(const fluid_tensor *param, const fluid_tensor *grad,
                             const fluid_adam_params *params);
 
 //===----------------------------------------------------------------------===//
-// Elementwise math (output may be the same buffer as an input of its shape)
+// Elementwise math
 //
 // Float operands and the output have one dtype. Binary ops and select
 // broadcast as fluid_cpu_add does: shapes aligned from the right, each
 // dimension equal or 1 (a rank-0 operand broadcasts everywhere); the output
-// has the broadcast shape. NaN propagates as in PyTorch.
+// has the broadcast shape. NaN propagates as in PyTorch. In place (the rule
+// of CpuKernels.h's elementwise section): output over any operand of the
+// output's shape (input; lhs, rhs; condition, on_true, on_false), or over
+// several of them at once.
 //===----------------------------------------------------------------------===//
 
 fluid_status fluid_cpu_neg(const fluid_tensor *input, fluid_tensor *output);

@@ -132,8 +132,21 @@ fluid_status fluid_cuda_batch_norm_grad(
 /// by every context on the device.
 fluid_status fluid_cuda_check_errors(fluid_cuda_context *context);
 
-/* Elementwise (fluid_cpu_relu, ...; output may be the buffer of an input of
-   its shape). add, sub and mul also take i32 and i64. */
+/* Elementwise (fluid_cpu_relu, ...). add, sub and mul also take i32 and
+   i64. In place as on the cpu (CpuKernels.h's elementwise section): the
+   output may be the buffer of any operand of the output's shape and dtype,
+   or of several, with the other operands broadcast. One engine
+   (runtime/cuda/Elementwise.cuh) runs every kernel of this and the next
+   group: in its flat kernel (16-byte vectors of 4 f32 or i32, 2 f64 or
+   i64, and a scalar tail; scalar and per-channel operands) and in its strided
+   kernel (any other broadcast), each output element, or vector of them,
+   belongs to one thread, which loads every operand element it needs
+   before it stores, and an operand of the output's shape is loaded at the
+   output's own index (with the same alignment, so vectorized alike);
+   scalar operands are loaded at the start by every thread, and are never
+   of the output's shape unless it has one element, which the flat kernel
+   then treats as contiguous. test/Runtime/gpu-in-place.py checks this
+   bitwise. */
 fluid_status fluid_cuda_relu(fluid_cuda_context *context,
                              const fluid_tensor *input, fluid_tensor *output);
 fluid_status fluid_cuda_sigmoid(fluid_cuda_context *context,
@@ -166,8 +179,10 @@ fluid_status fluid_cuda_tanh_grad(fluid_cuda_context *context,
                                   const fluid_tensor *output,
                                   fluid_tensor *grad_input);
 
-/* Elementwise math, select and cast (fluid_cpu_neg, ...). cast refuses NaN,
-   infinities and out-of-range values on the device: see above. */
+/* Elementwise math, select and cast (fluid_cpu_neg, ...), in place as the
+   group above (cast between equal dtypes: a copy, skipped when the buffers
+   are one). cast refuses NaN, infinities and out-of-range values on the
+   device: see above. */
 fluid_status fluid_cuda_neg(fluid_cuda_context *context,
                             const fluid_tensor *input, fluid_tensor *output);
 fluid_status fluid_cuda_exp(fluid_cuda_context *context,
@@ -200,6 +215,20 @@ fluid_status fluid_cuda_select(fluid_cuda_context *context,
                                fluid_tensor *output);
 fluid_status fluid_cuda_cast(fluid_cuda_context *context,
                              const fluid_tensor *input, fluid_tensor *output);
+
+/* Training batch norm's output from its saved statistics
+   (fluid_cpu_batch_norm_apply), an own kernel (KernelsNorm.cu): computed
+   as on the cpu, in double with each operation rounded on its own, so it
+   reproduces fluid_cpu_batch_norm_apply; with the statistics of
+   fluid_cuda_batch_norm it equals cuDNN's training output only to
+   rounding. In place: output may be the buffer of input. */
+fluid_status fluid_cuda_batch_norm_apply(fluid_cuda_context *context,
+                                         const fluid_tensor *input,
+                                         const fluid_tensor *scale,
+                                         const fluid_tensor *shift,
+                                         const fluid_tensor *mean,
+                                         const fluid_tensor *inv_std,
+                                         fluid_tensor *output);
 
 /* Data movement, any dtype (fluid_cpu_reshape, fluid_cpu_concat,
    fluid_cpu_slice, fluid_cpu_broadcast_to). */

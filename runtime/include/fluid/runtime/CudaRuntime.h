@@ -1,14 +1,14 @@
 //===- CudaRuntime.h - The cuda backend's context and memory (C ABI) ------===//
 //
 // One context per run: the device, one compute stream, the cuDNN and cuBLAS
-// handles, the convolution algorithm cache and the workspace, all created
-// once. Every fluid_cuda_* kernel entry point takes the context first and
-// otherwise mirrors its fluid_cpu_* counterpart (CpuKernels.h,
-// CpuGradKernels.h, CpuOptimizerKernels.h) exactly, with descriptors of
-// device memory. Kernels are enqueued on the context's stream and return
-// without waiting for the device; errors of the enqueue (bad descriptors,
-// failed library calls) are reported at once; a fault of a kernel (an
-// illegal access) surfaces at the next fluid_cuda_synchronize, and a value
+// handles, the convolution algorithm cache, the workspace and a memory pool
+// for stream-ordered allocations, all created once. Every fluid_cuda_* kernel
+// entry point takes the context first and otherwise mirrors its fluid_cpu_*
+// counterpart (CpuKernels.h, CpuGradKernels.h, CpuOptimizerKernels.h) exactly,
+// with descriptors of device memory. Kernels are enqueued on the context's
+// stream and return without waiting for the device; errors of the enqueue (bad
+// descriptors, failed library calls) are reported at once; a fault of a kernel
+// (an illegal access) surfaces at the next fluid_cuda_synchronize, and a value
 // a kernel rejects (a label out of range, a NaN learning rate) is recorded
 // on the device and reported by fluid_cuda_check_errors (CudaKernels.h).
 //
@@ -64,6 +64,43 @@ fluid_status fluid_cuda_malloc(fluid_cuda_context *context, int64_t bytes,
 /// a pointer this context did not allocate sets fluid_last_error() and is
 /// left alone.
 void fluid_cuda_free(fluid_cuda_context *context, void *pointer);
+/// Stream-ordered device memory for a program's temporaries (a program
+/// that frees each one at its last use): cudaMallocFromPoolAsync on the
+/// context's stream, from a pool of the context's own that keeps freed
+/// memory for reuse. The memory may be used by work enqueued on the
+/// stream after this call (not by other streams before that work); its
+/// contents are undefined (0xFF bytes with FLUID_POISON_MEMORY=1, see
+/// CpuMemory.h). 0 bytes gives NULL; negative bytes are
+/// FLUID_ERROR_INVALID_ARGUMENT, out of device memory
+/// FLUID_ERROR_OUT_OF_MEMORY. Counted in fluid_cuda_stats as
+/// fluid_cuda_malloc is. Legal while the stream is captured into a CUDA
+/// graph: the allocation then is a memory node of the graph, and must be
+/// released in the same capture.
+fluid_status fluid_cuda_allocate(fluid_cuda_context *context, int64_t bytes,
+                                 void **out);
+/// Releases memory from fluid_cuda_allocate of this context: cudaFreeAsync
+/// on the context's stream, without waiting; work enqueued before it may
+/// still use the memory, work enqueued after it must not. Accepts NULL. A
+/// pointer this context's fluid_cuda_allocate did not return (or one
+/// released already), and one allocated inside a CUDA graph capture but
+/// released outside it or in another (or the reverse), is an error
+/// (FLUID_ERROR_INVALID_ARGUMENT) and is left alone.
+fluid_status fluid_cuda_release(fluid_cuda_context *context, void *data);
+
+/// Limits the cuDNN workspace (the one scratch buffer the context's
+/// library calls and kernels share) to `bytes`; bytes < 0 lifts the limit
+/// (the default). Convolution algorithm searches then consider only
+/// algorithms whose workspace fits beside what the call itself keeps in
+/// the workspace (an explicitly padded input), a cached algorithm that
+/// needs more is searched again, and a call that cannot stay within the
+/// limit (a padded input or a kernel's scratch larger than it) fails with
+/// FLUID_ERROR_OUT_OF_MEMORY naming it. A workspace already larger is
+/// freed at once (after waiting for the stream; refused while the stream
+/// is being captured). The driver sets the program's
+/// workspace_limit_bytes (Program.h) before the first step.
+fluid_status fluid_cuda_set_workspace_limit(fluid_cuda_context *context,
+                                            int64_t bytes);
+
 /// Copies on the context's stream (host memory need not be pinned; the
 /// call returns when the host buffer may be reused): cudaMemcpyAsync then
 /// cudaStreamSynchronize, so the copy also waits for the work enqueued
@@ -79,11 +116,14 @@ fluid_status fluid_cuda_memset_zero(fluid_cuda_context *context, void *device,
 
 /// Statistics for logs and benchmarks.
 typedef struct fluid_cuda_stats {
-  int64_t peak_allocated_bytes; /* through fluid_cuda_malloc */
+  /* The most bytes of fluid_cuda_malloc and fluid_cuda_allocate together
+     allocated at once (as the host enqueued the allocations and frees). */
+  int64_t peak_allocated_bytes;
   int64_t workspace_bytes;      /* cuDNN workspace currently held */
   int64_t algorithm_searches;   /* cudnnFind* calls made by this context */
   int64_t algorithm_cache_hits; /* choices served from the cache */
-  int64_t allocated_bytes;      /* through fluid_cuda_malloc, not yet freed */
+  /* Through fluid_cuda_malloc and fluid_cuda_allocate, not yet freed. */
+  int64_t allocated_bytes;
 } fluid_cuda_stats;
 fluid_status fluid_cuda_get_stats(const fluid_cuda_context *context,
                                   fluid_cuda_stats *out);

@@ -3,15 +3,20 @@
 // `fluid-compile` emits one C++ translation unit per model (see
 // docs/COMPILE.md). It describes the program with the plain data below and
 // runs it through the runtime's kernel entry points; the driver
-// (fluid_driver_main, in libfluid_runtime) owns everything else: memory,
-// parameters and their initial values, data, checkpoints, CUDA graphs and
-// logging. Emitted code allocates nothing and never synchronizes.
+// (fluid_driver_main, in libfluid_runtime) owns everything else: memory
+// (but the temporaries a program allocates itself, below), parameters and
+// their initial values, data, checkpoints, CUDA graphs and logging.
+// Emitted code never synchronizes.
 //
 // Memory is given to a function as three pointer arrays: one per parameter
 // (the program's order), one per buffer of the function (its temporaries,
 // each `buffer_bytes[i]` bytes, 256-byte aligned on every backend), one per
 // argument. A function's results live in its buffers. On the cuda backend
-// every pointer is device memory of the context's device.
+// every pointer is device memory of the context's device. A program that
+// frees its temporaries at their last use allocates them itself, with
+// fluid_cpu_allocate / fluid_cpu_release (CpuMemory.h) or
+// fluid_cuda_allocate / fluid_cuda_release (CudaRuntime.h), and releases
+// within one run whatever it allocates in it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +31,7 @@ extern "C" {
 #endif
 
 /// Bumped whenever a struct below changes; the driver refuses other values.
-#define FLUID_PROGRAM_ABI_VERSION 1
+#define FLUID_PROGRAM_ABI_VERSION 2
 
 /// Where a program's kernels run. The numeric values are part of the ABI.
 typedef enum fluid_backend {
@@ -112,6 +117,10 @@ typedef struct fluid_program_info {
   int64_t learning_rate_param; /* the base learning rate (f64, rank 0), or -1 */
   int64_t step_param;          /* @global_step (i64, rank 0), or -1 */
   int64_t classes;             /* the loss's number of classes */
+  /* cuDNN workspace limit the program's memory plan assumes; < 0: none.
+     The cuda driver passes it to fluid_cuda_set_workspace_limit before the
+     first step; the cpu driver ignores it. (ABI version 2.) */
+  int64_t workspace_limit_bytes;
 } fluid_program_info;
 
 /// Runs the training executable's command line (--help lists it) on

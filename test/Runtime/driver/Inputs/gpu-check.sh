@@ -52,6 +52,38 @@ assert a['backend'] == 'cuda' and a['tf32'] is False and a['timed_steps'] == 58
 assert a['peak_memory_bytes'] >= a['param_bytes'] + a['buffer_bytes'] > 0
 " "$work/graph.json" "$work/nograph.json"
 
+# Temporaries from fluid_cuda_allocate (variant temporaries): the losses of
+# the buffer program, replayed as a CUDA graph (the allocation and release
+# become the graph's memory nodes) and as launches, poisoned or not. A
+# buffer read before it is written shows when poisoned (variant
+# unwritten-rate: lr nan). A workspace limit (variant workspace-limit, 1 MiB)
+# changes nothing here (no convolution).
+FLUID_DRIVER_TEST_VARIANT=temporaries fluid-driver-test-cuda "${data[@]}" \
+  "${cuda[@]}" --stats-json "$work/temporaries.json" \
+  > "$work/temporaries.log" 2>&1
+FLUID_DRIVER_TEST_VARIANT=temporaries FLUID_POISON_MEMORY=1 \
+  fluid-driver-test-cuda "${data[@]}" "${cuda[@]}" --no-graph \
+  > "$work/temporaries-launches.log" 2>&1
+check temporaries-graph "$python" "$here/check-log.py" \
+  "$work/temporaries.log" --like "$work/graph.log" --tolerance 1e-6
+check temporaries-launches "$python" "$here/check-log.py" \
+  "$work/temporaries-launches.log" --like "$work/graph.log" --tolerance 1e-6
+check temporaries-captured "$python" -c "
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s['graph'] is True, s
+assert 'warning' not in open(sys.argv[2]).read()
+" "$work/temporaries.json" "$work/temporaries.log"
+FLUID_DRIVER_TEST_VARIANT=unwritten-rate FLUID_POISON_MEMORY=1 \
+  fluid-driver-test-cuda --synthetic-size 64 --steps 2 --log-every 1 \
+  --test-data none --algorithm-cache none > "$work/unwritten.log" 2>&1
+check poisoned-buffers grep -Eq "^step 2  epoch 0  loss [0-9.]+  lr -?nan  " \
+  "$work/unwritten.log"
+FLUID_DRIVER_TEST_VARIANT=workspace-limit fluid-driver-test-cuda \
+  "${data[@]}" "${cuda[@]}" > "$work/limit.log" 2>&1
+check workspace-limit "$python" "$here/check-log.py" "$work/limit.log" \
+  --like "$work/graph.log" --tolerance 1e-6
+
 # A resumed run continues the loss curve.
 fluid-driver-test-cuda --synthetic-size 80 --steps 12 --log-every 1 \
   --algorithm-cache none > "$work/straight.log" 2>&1

@@ -210,6 +210,40 @@ def Fluid_BatchNormInferenceOp : Fluid_InferOp<"batch_norm_inference", [
   }];
 }
 
+def Fluid_BatchNormApplyOp : Fluid_InferOp<"batch_norm_apply", [
+    AllTypesMatch<["scale", "shift", "mean", "inv_std"]>]> {
+  let summary = "Batch norm's normalize-scale-shift with saved statistics";
+  let description = [{
+    output = (x - mean) * inv_std * scale + shift, per channel (axis 1) of
+    an [N, C, H, W] or [N, C] input, with the statistics that
+    `fluid.batch_norm` returns (`saved_mean`, `saved_inv_std`). It
+    recomputes a training batch norm's output in the backward pass from the
+    kept input, rather than keeping the output between the passes, so it
+    appears only after differentiation and has no gradient rule.
+
+    On the cpu backend the result is bitwise the `output` of the
+    `fluid.batch_norm` that returned the statistics, for the same input,
+    scale and shift (both kernels run one normalize loop); on the cuda
+    backend it equals cuDNN's training output to rounding.
+
+    ```mlir
+    %y = fluid.batch_norm_apply %x, %gamma, %beta, %saved_mean, %saved_inv_std
+        : tensor<8x64x56x56xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$input,
+    Fluid_FloatTensor:$scale,
+    Fluid_FloatTensor:$shift,
+    Fluid_FloatTensor:$mean,
+    Fluid_FloatTensor:$inv_std);
+  let results = (outs Fluid_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $shift `,` $mean `,` $inv_std attr-dict
+    `:` type($input) `,` type($scale)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

@@ -10,10 +10,30 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "fluid/Dialect/FluidRt/IR/FluidRtOpsDialect.h.inc"
 
 #define GET_OP_CLASSES
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h.inc"
+
+namespace mlir::fluid_rt {
+
+/// On a function, after --fluid-plan-memory: its arena's size, and the
+/// largest sum of bytes of temporaries live at one op (i64).
+constexpr StringLiteral kArenaBytesAttrName = "fluid_rt.arena_bytes";
+constexpr StringLiteral kArenaLowerBoundAttrName = "fluid_rt.arena_lower_bound";
+/// On the module: the cuDNN workspace limit the memory plan assumes, in
+/// bytes (i64; absent: none).
+constexpr StringLiteral kWorkspaceLimitAttrName = "fluid_rt.workspace_limit";
+
+/// Whether output `output` of a launch of `kernel` may be the buffer of one
+/// of the launch's inputs that has the output's shape and element type
+/// (the other inputs may be broadcast): the runtime's aliasing rules, the
+/// same on both backends (documented per entry point in the runtime's
+/// headers and tested in test/Runtime/*-in-place.py).
+bool mayWriteOverInput(StringRef kernel, unsigned output);
+
+} // namespace mlir::fluid_rt
 
 #endif // FLUID_DIALECT_FLUIDRT_IR_FLUIDRTOPS_H

@@ -15,6 +15,7 @@
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ViewLikeInterface.td"
 
 def FluidRt_Dialect : Dialect {
   let name = "fluid_rt";
@@ -29,6 +30,8 @@ def FluidRt_Dialect : Dialect {
   // Launches are verified by building the fluid op they run.
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::fluid::FluidDialect"];
+  // The memory plan's attributes (kArenaBytesAttrName, ...).
+  let hasOperationAttrVerify = 1;
 }
 
 class FluidRt_Op<string mnemonic, list<Trait> traits = []>
@@ -82,7 +85,8 @@ def FluidRt_LaunchOp : FluidRt_Op<"launch", [AttrSizedOperandSegments]> {
   }];
 }
 
-def FluidRt_ViewOp : FluidRt_Op<"view", [Pure]> {
+def FluidRt_ViewOp : FluidRt_Op<"view", [
+    Pure, DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "The same buffer seen with another shape (reshape, flatten)";
   let description = [{
     ```mlir
