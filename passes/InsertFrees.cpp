@@ -58,16 +58,12 @@ struct FluidInsertFreesPass
   using Base::Base;
 
   void runOnOperation() override {
-    for (func::FuncOp func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
-      if (!func.getBody().hasOneBlock()) {
-        func.emitError() << "--fluid-insert-frees handles single-block "
-                            "functions only";
-        return signalPassFailure();
-      }
-      numFreed += insertFrees(func);
-    }
+    if (failed(forEachBufferFunction(getOperation(), getArgument(),
+                                     [&](func::FuncOp func) {
+                                       numFreed += insertFrees(func);
+                                       return success();
+                                     })))
+      signalPassFailure();
   }
 };
 

@@ -202,9 +202,10 @@ struct FluidPlanMemoryPass
   }
 
   void runOnOperation() override {
-    for (func::FuncOp func : getOperation().getOps<func::FuncOp>())
-      if (failed(planFunction(func)))
-        return signalPassFailure();
+    if (failed(forEachBufferFunction(
+            getOperation(), getArgument(),
+            [&](func::FuncOp func) { return planFunction(func); })))
+      return signalPassFailure();
     Builder builder(&getContext());
     if (workspaceLimitMiB >= 0)
       getOperation()->setAttr(
@@ -214,11 +215,6 @@ struct FluidPlanMemoryPass
 };
 
 LogicalResult FluidPlanMemoryPass::planFunction(func::FuncOp func) {
-  if (func.isExternal())
-    return success();
-  if (!func.getBody().hasOneBlock())
-    return func.emitError()
-           << "--fluid-plan-memory handles single-block functions only";
   Block &block = func.getBody().front();
   // A function planned before keeps its plan.
   if (func->hasAttr(fluid_rt::kArenaBytesAttrName))

@@ -79,16 +79,12 @@ struct FluidTestBufferLivenessPass
   using Base::Base;
 
   void runOnOperation() override {
-    for (func::FuncOp func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
-      if (!func.getBody().hasOneBlock()) {
-        func.emitError() << "buffer liveness handles single-block functions "
-                            "only";
-        return signalPassFailure();
-      }
-      printFunction(llvm::outs(), func);
-    }
+    if (failed(forEachBufferFunction(getOperation(), getArgument(),
+                                     [&](func::FuncOp func) {
+                                       printFunction(llvm::outs(), func);
+                                       return success();
+                                     })))
+      signalPassFailure();
     llvm::outs().flush();
     markAllAnalysesPreserved();
   }

@@ -47,6 +47,21 @@ static int64_t bytesOf(Type type) {
   return memref.getNumElements() * static_cast<int64_t>((bits + 7) / 8);
 }
 
+LogicalResult mlir::fluid::forEachBufferFunction(
+    ModuleOp module, StringRef pass,
+    function_ref<LogicalResult(func::FuncOp)> fn) {
+  for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    if (!func.getBody().hasOneBlock())
+      return func.emitError()
+             << "--" << pass << " handles single-block functions only";
+    if (failed(fn(func)))
+      return failure();
+  }
+  return success();
+}
+
 bool BufferLiveness::isAllocationOrView(Operation *op) {
   return isa<memref::AllocOp, memref::DeallocOp, ViewLikeOpInterface,
              arith::ConstantOp>(op);

@@ -495,27 +495,43 @@ extern "C" fluid_status fluid_cuda_context_stream(fluid_cuda_context *context,
   });
 }
 
+namespace {
+
+/// The checks both allocators start with; false when there is nothing to
+/// allocate (0 bytes: *out is null).
+bool startAllocation(fluid_cuda_context *context, int64_t bytes, void **out) {
+  requireContext(context);
+  if (!out)
+    fail("out is null");
+  *out = nullptr;
+  if (bytes < 0)
+    fail("bytes must be >= 0, got " + std::to_string(bytes));
+  return bytes != 0;
+}
+
+/// Turns an allocation's status into an error naming the bytes asked for.
+void checkAllocated(fluid_cuda_context *context, int64_t bytes,
+                    cudaError_t status) {
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    throw Error(FLUID_ERROR_OUT_OF_MEMORY,
+                "out of device memory for " + std::to_string(bytes) +
+                    " bytes (" + std::to_string(context->allocatedBytes) +
+                    " bytes allocated through this context)");
+  }
+  FLUID_CUDA_CHECK(status);
+}
+
+} // namespace
+
 extern "C" fluid_status fluid_cuda_malloc(fluid_cuda_context *context,
                                           int64_t bytes, void **out) {
   return guard("fluid_cuda_malloc", [&] {
-    requireContext(context);
-    if (!out)
-      fail("out is null");
-    *out = nullptr;
-    if (bytes < 0)
-      fail("bytes must be >= 0, got " + std::to_string(bytes));
-    if (bytes == 0)
+    if (!startAllocation(context, bytes, out))
       return;
     void *pointer = nullptr;
-    cudaError_t status = cudaMalloc(&pointer, static_cast<size_t>(bytes));
-    if (status == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();
-      throw Error(FLUID_ERROR_OUT_OF_MEMORY,
-                  "out of device memory for " + std::to_string(bytes) +
-                      " bytes (" + std::to_string(context->allocatedBytes) +
-                      " bytes allocated through this context)");
-    }
-    FLUID_CUDA_CHECK(status);
+    checkAllocated(context, bytes,
+                   cudaMalloc(&pointer, static_cast<size_t>(bytes)));
     context->allocations.emplace(pointer, bytes);
     context->countAllocated(bytes);
     *out = pointer;
@@ -546,13 +562,7 @@ extern "C" void fluid_cuda_free(fluid_cuda_context *context, void *pointer) {
 extern "C" fluid_status fluid_cuda_allocate(fluid_cuda_context *context,
                                             int64_t bytes, void **out) {
   return guard("fluid_cuda_allocate", [&] {
-    requireContext(context);
-    if (!out)
-      fail("out is null");
-    *out = nullptr;
-    if (bytes < 0)
-      fail("bytes must be >= 0, got " + std::to_string(bytes));
-    if (bytes == 0)
+    if (!startAllocation(context, bytes, out))
       return;
     if (!context->pool.get())
       throw Error(FLUID_ERROR_UNSUPPORTED,
@@ -561,16 +571,9 @@ extern "C" fluid_status fluid_cuda_allocate(fluid_cuda_context *context,
     cudaStream_t stream = context->stream.get();
     const CaptureState capture = captureStateOf(stream);
     void *pointer = nullptr;
-    cudaError_t status = cudaMallocFromPoolAsync(
-        &pointer, static_cast<size_t>(bytes), context->pool.get(), stream);
-    if (status == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();
-      throw Error(FLUID_ERROR_OUT_OF_MEMORY,
-                  "out of device memory for " + std::to_string(bytes) +
-                      " bytes (" + std::to_string(context->allocatedBytes) +
-                      " bytes allocated through this context)");
-    }
-    FLUID_CUDA_CHECK(status);
+    checkAllocated(context, bytes,
+                   cudaMallocFromPoolAsync(&pointer, static_cast<size_t>(bytes),
+                                           context->pool.get(), stream));
     fluid_cuda_context::StreamAllocation allocation;
     allocation.bytes = bytes;
     allocation.capture = capture;

@@ -21,6 +21,7 @@
 #define FLUID_ANALYSIS_BUFFERLIVENESS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
@@ -102,6 +103,12 @@ private:
   SmallVector<Buffer> buffers;
   DenseMap<Value, unsigned> bufferOf;
 };
+
+/// Runs `fn` on every function of `module` that has a body; a function of
+/// several blocks is an error "--PASS handles single-block functions only".
+LogicalResult
+forEachBufferFunction(ModuleOp module, StringRef pass,
+                      function_ref<LogicalResult(func::FuncOp)> fn);
 
 /// "temporary", "parameter", ...
 StringRef stringifyBufferKind(BufferLiveness::Kind kind);
