@@ -20,6 +20,9 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "lib", "Inputs", "CMakeLists
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))
+# Python tests that start Python again use this one (under
+# scripts/test-sanitized.sh a wrapper that preloads ASan).
+config.environment["FLUID_TEST_PYTHON"] = config.python_executable
 config.substitutions.append(
     ("%fluid_runtime_lib", os.path.join(config.fluid_lib_dir, "libfluid_runtime.so")))
 config.substitutions.append(("%fluid_src_root", config.fluid_src_root))

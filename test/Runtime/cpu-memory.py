@@ -74,7 +74,10 @@ def run_child(path, environment, nbytes):
     env.pop("FLUID_POISON_MEMORY", None)
     env.update(environment)
     result = subprocess.run(
-        [sys.executable, __file__, "--child", path, str(nbytes)], env=env,
+        # The suite's Python (scripts/test-sanitized.sh: a wrapper that
+        # preloads ASan for the sanitized runtime), not necessarily this one.
+        [os.environ.get("FLUID_TEST_PYTHON", sys.executable), __file__,
+         "--child", path, str(nbytes)], env=env,
         capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     return result.stdout

@@ -397,7 +397,8 @@ def main():
         def poisoning():
             env = dict(os.environ, FLUID_POISON_MEMORY="1")
             result = subprocess.run(
-                [sys.executable, __file__, "--poison-child", sys.argv[1]],
+                [os.environ.get("FLUID_TEST_PYTHON", sys.executable),
+                 __file__, "--poison-child", sys.argv[1]],
                 env=env, capture_output=True, text=True)
             assert result.returncode == 0, result.stderr
             assert result.stdout.strip() == "[255]", result.stdout
