@@ -246,6 +246,7 @@ private:
   DenseMap<Value, Storage> storage;
   SmallVector<int64_t> bufferBytes;
   int64_t dynamicBuffers = 0;
+  DenseSet<int64_t> released;
   // Declared descriptors: (storage, shape) -> name, in declaration order.
   SmallVector<std::pair<std::string, std::string>> declarations;
   using StorageKey = std::tuple<int, int64_t, int64_t>;
@@ -593,8 +594,6 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
       return isa<memref::DeallocOp>(user);
     });
     if (freed) {
-      if (arena)
-        return op->emitError() << "an arena cannot be freed";
       int64_t index = dynamicBuffers++;
       storage[alloc] = {Storage::Dynamic, index};
       addRuntimeCall(
@@ -613,6 +612,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
         !free.getMemref().getDefiningOp<memref::AllocOp>())
       return op->emitError() << "can free only a buffer this function "
                                 "allocates (a memref.alloc)";
+    if (!released.insert(it->second.index).second)
+      return op->emitError() << "frees a buffer that is already freed";
     addRuntimeCall(op, "release",
                    {"D[" + std::to_string(it->second.index) + "]"});
     return success();
