@@ -171,6 +171,9 @@ struct Report {
           constantBytes = 0, argumentBytes = 0;
   int64_t workspaceBytes = -1;
   int64_t temporaries = 0;
+  /// Launches of batch_norm_apply (--fluid-recompute-elementwise's
+  /// recomputations) and the bytes they write.
+  int64_t recomputedLaunches = 0, recomputedBytes = 0;
   /// Per launch: its kernel and the bytes of temporaries live at it.
   SmallVector<std::string> launchKernels;
   SmallVector<int64_t> liveBytes;
@@ -225,6 +228,16 @@ Report buildReport(ModuleOp module, func::FuncOp func, unsigned top) {
       continue;
     launchPositions.push_back(position);
     report.launchKernels.push_back(kernelOf(op));
+    if (auto launch = dyn_cast<fluid_rt::LaunchOp>(op);
+        launch && launch.getKernel() == "batch_norm_apply") {
+      ++report.recomputedLaunches;
+      for (Value output : launch.getOutputs()) {
+        auto type = cast<MemRefType>(output.getType());
+        report.recomputedBytes += alignUp(
+            type.getNumElements() *
+            static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8));
+      }
+    }
     ++launchesBefore[position + 1];
   }
 
@@ -351,6 +364,8 @@ void printJson(const Report &report, raw_ostream &os) {
     json.attribute("temporaries", report.temporaries);
     json.attribute("launches",
                    static_cast<int64_t>(report.launchKernels.size()));
+    json.attribute("recomputed_launches", report.recomputedLaunches);
+    json.attribute("recomputed_bytes", report.recomputedBytes);
     json.attributeArray("largest_live", [&] {
       for (const LiveBuffer &buffer : report.largestLive) {
         json.object([&] {
@@ -524,6 +539,9 @@ void printTable(const Report &report, raw_ostream &os) {
                                : "all temporaries",
       report.arenaBytes);
   row("lower bound", report.lowerBoundBytes);
+  if (report.recomputedLaunches)
+    row("recomputed (" + std::to_string(report.recomputedLaunches) + ")",
+        report.recomputedBytes);
   row("persistent", report.persistentBytes());
   row("  parameters", report.parameterBytes);
   row("  optimizer state", report.optimizerStateBytes);

@@ -22,6 +22,8 @@
 // JSON-NEXT: "peak_location": "",
 // JSON:      "temporaries": 0,
 // JSON-NEXT: "launches": 1,
+// JSON-NEXT: "recomputed_launches": 0,
+// JSON-NEXT: "recomputed_bytes": 0,
 // JSON-NEXT: "largest_live": []
 
 // CSV:      launch,kernel,live_bytes

@@ -69,6 +69,8 @@
 // JSON-NEXT:   "workspace_bytes": -1,
 // JSON-NEXT:   "temporaries": 4,
 // JSON-NEXT:   "launches": 5,
+// JSON-NEXT:   "recomputed_launches": 0,
+// JSON-NEXT:   "recomputed_bytes": 0,
 // JSON-NEXT:   "largest_live": [
 // JSON-NEXT:     {
 // JSON-NEXT:       "bytes": 1024,
