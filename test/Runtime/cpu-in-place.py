@@ -11,12 +11,12 @@ kernel that is not safe in place: matmul with its output over rhs.
 import ctypes
 import os
 import sys
-import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import cases  # noqa: E402
 import fluidrt  # noqa: E402
 import inplace  # noqa: E402
 
@@ -64,20 +64,6 @@ def main():
         ctypes.POINTER(MatmulParams)]
     lib.fluid_cpu_matmul.restype = ctypes.c_int
     rng = np.random.default_rng(20240611)
-    passed = failed = 0
-    started = time.monotonic()
-
-    def report(name, body):
-        nonlocal passed, failed
-        try:
-            note = body()
-        except Exception as error:  # a failed case must not stop the others
-            print(f"FAIL {name}: {type(error).__name__}: {error}")
-            failed += 1
-        else:
-            print(f"PASS {name}" + (f" ({note})" if note else ""))
-            passed += 1
-
     for kernel in inplace.KERNELS:
         def body(kernel=kernel):
             count = 0
@@ -86,7 +72,7 @@ def main():
                 count += 1
             assert count > 0, "no cases"
             return f"{count} aliased calls bitwise equal to separate ones"
-        report(f"{kernel.name} in place", body)
+        cases.named(f"{kernel.name} in place", body)
 
     def negative_control():
         # Row i of the product reads every row of rhs, so writing it over
@@ -106,11 +92,9 @@ def main():
             "matmul over its rhs gave the separate result: the comparison "
             "cannot tell an unsafe kernel")
         return inplace.describe_difference(separate, shared)
-    report("negative control: matmul over rhs differs", negative_control)
+    cases.named("negative control: matmul over rhs differs", negative_control)
 
-    seconds = time.monotonic() - started
-    print(f"{passed} passed, {failed} failed in {seconds:.2f} s")
-    sys.exit(1 if failed else 0)
+    sys.exit(cases.main())
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import cases  # noqa: E402
 import fluidrt  # noqa: E402
 
 HEADER = os.path.join(HERE, "..", "..", "runtime", "include", "fluid",
@@ -91,19 +92,6 @@ def main():
         sys.exit(f"usage: {sys.argv[0]} path/to/libfluid_runtime.so")
     path = sys.argv[1]
     lib = load(path)
-    passed = failed = 0
-
-    def case(name, body):
-        nonlocal passed, failed
-        try:
-            note = body()
-        except Exception as error:  # a failed case must not stop the others
-            print(f"FAIL {name}: {type(error).__name__}: {error}")
-            failed += 1
-        else:
-            print(f"PASS {name}" + (f" ({note})" if note else ""))
-            passed += 1
-
     def header_matches_exports():
         with open(HEADER) as f:
             declared = set(re.findall(r"\b(fluid_cpu_\w+)\s*\(", f.read()))
@@ -111,7 +99,7 @@ def main():
                             "fluid_cpu_get_memory_stats"}, declared
         missing = sorted(n for n in declared if not hasattr(lib, n))
         assert not missing, f"declared but not exported: {missing}"
-    case("CpuMemory.h's entry points are exported", header_matches_exports)
+    cases.named("CpuMemory.h's entry points are exported", header_matches_exports)
 
     def aligned_and_writable():
         before = stats(lib)
@@ -135,8 +123,8 @@ def main():
         assert after[0] == before[0], (before, after)
         assert after[1] == during[1], (during, after)
         return f"peak {after[1]} bytes"
-    case("allocations are 256-byte aligned, writable and counted",
-         aligned_and_writable)
+    cases.named("allocations are 256-byte aligned, writable and counted",
+                aligned_and_writable)
 
     def zero_bytes_is_null():
         before = stats(lib)
@@ -144,7 +132,7 @@ def main():
         fluidrt.expect_status(lib, status, fluidrt.OK)
         assert pointer is None, hex(pointer)
         assert stats(lib) == before
-    case("zero bytes give NULL", zero_bytes_is_null)
+    cases.named("zero bytes give NULL", zero_bytes_is_null)
 
     def bad_sizes_are_errors():
         for nbytes, expected, fragment in [
@@ -165,8 +153,8 @@ def main():
         status = lib.fluid_cpu_get_memory_stats(None)
         fluidrt.expect_status(lib, status, fluidrt.INVALID_ARGUMENT,
                               ["out is null"])
-    case("negative, absurd and unsatisfiable sizes are clean errors",
-         bad_sizes_are_errors)
+    cases.named("negative, absurd and unsatisfiable sizes are clean errors",
+                bad_sizes_are_errors)
 
     def release_checks_its_argument():
         allocate(lib, -1)  # leaves an error message
@@ -187,8 +175,8 @@ def main():
         assert stats(lib)[0] == before[0]
         assert not foreign.any()
         return message
-    case("release takes NULL and refuses pointers it did not hand out",
-         release_checks_its_argument)
+    cases.named("release takes NULL and refuses pointers it did not hand out",
+                release_checks_its_argument)
 
     def poisoning():
         nbytes = 1 << 20  # fresh pages: zeros unless poisoned
@@ -205,10 +193,9 @@ def main():
                 (value, plain)
         small = run_child(path, {"FLUID_POISON_MEMORY": "1"}, 24)
         assert small.startswith("distinct [255] count 1"), small
-    case("FLUID_POISON_MEMORY=1 fills new memory with 0xFF", poisoning)
+    cases.named("FLUID_POISON_MEMORY=1 fills new memory with 0xFF", poisoning)
 
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(cases.main())
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """The case registry and runner of the runtime's Python tests.
 
-A test script decorates each check with `@case` and ends with
+A test script decorates each check with `@case` (or registers it with
+`named(name, function)`; a case may return a note for its PASS line) and
+ends with
 `sys.exit(cases.main())`: every case runs, even after one fails, with a
 PASS or FAIL line each and "N of M cases passed" last; the exit status is 1
 if any case failed (or none was registered), else 0.
@@ -17,6 +19,14 @@ def case(function):
     return function
 
 
+def named(name, function):
+    """Registers `function` as a case called `name` (for cases made in a
+    loop, or named by a sentence)."""
+    function.case_name = name
+    CASES.append(function)
+    return function
+
+
 def main(cleanup=None):
     """Run every registered case; `cleanup()`, if given, runs afterwards
     however the cases end."""
@@ -25,14 +35,15 @@ def main(cleanup=None):
     try:
         for function in CASES:
             case_start = time.monotonic()
+            name = getattr(function, "case_name", function.__name__)
             try:
-                function()
-                print(f"PASS {function.__name__} "
-                      f"({time.monotonic() - case_start:.2f} s)")
+                note = function()
+                note = f"{note}; " if note else ""
+                print(f"PASS {name} "
+                      f"({note}{time.monotonic() - case_start:.2f} s)")
             except Exception as error:  # report every case, then fail
                 failures += 1
-                print(f"FAIL {function.__name__}: {type(error).__name__}: "
-                      f"{error}")
+                print(f"FAIL {name}: {type(error).__name__}: {error}")
     finally:
         if cleanup is not None:
             cleanup()
