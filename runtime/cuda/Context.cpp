@@ -31,6 +31,9 @@
 //  - a graph that leaves an allocation unfreed cannot be launched again
 //    until it is freed: the driver checks that a captured step releases all
 //    it allocates (CudaDevice.cpp).
+// Device tables (Context.h) follow the same rules: under capture they
+// neither allocate nor synchronize, and a buffer a graph may read is never
+// rewritten or freed before the context is.
 // Kernels check that an operand is device memory with
 // cudaPointerGetAttributes, which is not meant for the address of a graph
 // allocation while capturing: operands inside a stream-ordered allocation
@@ -50,12 +53,15 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 using namespace fluid::rt;
 using namespace fluid::rt::cuda;
@@ -145,6 +151,47 @@ public:
 private:
   void *data_ = nullptr;
   size_t bytes_ = 0;
+};
+
+/// Page-locked host memory (cudaMallocHost): the source of a host-to-device
+/// copy that a CUDA graph captures, read again at every launch.
+class PinnedBuffer {
+public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer() { cudaFreeHost(data_); }
+  PinnedBuffer(const PinnedBuffer &) = delete;
+  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+
+  void *data() const { return data_; }
+
+  /// Replaces the buffer by one of `bytes`; the old contents are lost.
+  void reallocate(size_t bytes) {
+    FLUID_CUDA_CHECK(cudaFreeHost(data_));
+    data_ = nullptr;
+    FLUID_CUDA_CHECK(cudaMallocHost(&data_, bytes));
+  }
+
+private:
+  void *data_ = nullptr;
+};
+
+/// The device tables of one call site (Context.h).
+struct DeviceTableSite {
+  /// Device memory for one capture's table, filled from `host` by the
+  /// graph's memcpy node.
+  struct CaptureSlot {
+    PinnedBuffer host;
+    DeviceBuffer device;
+    bool used = false; // by a capture, for good
+  };
+  static constexpr int kCaptureSlots = 2;
+
+  std::vector<unsigned char> key; // what the current table was made from
+  const void *current = nullptr;  // the current table's device copy
+  // Rewritten by uploads outside capture, unless `bufferCaptured`.
+  std::unique_ptr<DeviceBuffer> buffer = std::make_unique<DeviceBuffer>();
+  bool bufferCaptured = false; // a captured kernel reads `buffer`
+  CaptureSlot slots[kCaptureSlots];
 };
 
 /// The memory pool of fluid_cuda_allocate: device memory of the context's
@@ -299,6 +346,12 @@ struct fluid_cuda_context {
   std::unordered_map<void *, int64_t> allocations; // fluid_cuda_malloc
   // Ordered, so that an operand inside an allocation finds it.
   std::map<uintptr_t, StreamAllocation> streamAllocations;
+  // Device tables (Context.h): by call site, the one of calls without a
+  // site, and site buffers replaced after a graph captured them.
+  std::unordered_map<const void *, std::unique_ptr<DeviceTableSite>>
+      deviceTables;
+  DeviceBuffer sitelessTable;
+  std::vector<std::unique_ptr<DeviceBuffer>> capturedTables;
   // Both kinds of allocation.
   int64_t allocatedBytes = 0;
   int64_t peakAllocatedBytes = 0;
@@ -354,6 +407,105 @@ void *cuda::workspace(fluid_cuda_context *context, size_t bytes) {
     buffer.reallocate(rounded, "workspace");
   }
   return buffer.data();
+}
+
+const void *cuda::findDeviceTable(fluid_cuda_context *context, const void *site,
+                                  const void *key, size_t keyBytes) {
+  if (!site)
+    return nullptr;
+  auto it = context->deviceTables.find(site);
+  if (it == context->deviceTables.end())
+    return nullptr;
+  DeviceTableSite &entry = *it->second;
+  if (entry.key.size() != keyBytes ||
+      std::memcmp(entry.key.data(), key, keyBytes) != 0)
+    return nullptr;
+  // A graph captured now reads the site's buffer for as long as it lives.
+  if (entry.current == entry.buffer->data() && !entry.bufferCaptured &&
+      captureStateOf(context->stream.get()).active)
+    entry.bufferCaptured = true;
+  return entry.current;
+}
+
+const void *cuda::uploadDeviceTable(fluid_cuda_context *context,
+                                    const void *site, const void *key,
+                                    size_t keyBytes, const void *table,
+                                    size_t tableBytes) {
+  if (tableBytes == 0)
+    fail("a device table must not be empty");
+  cudaStream_t stream = context->stream.get();
+  const bool capturing = captureStateOf(stream).active;
+  if (!site) {
+    if (capturing)
+      fail("a call without a site (site NULL) cannot run during CUDA graph "
+           "capture: its table would be uploaded synchronously; pass a site");
+    // Kernels enqueued earlier may still read the buffer.
+    FLUID_CUDA_CHECK(cudaStreamSynchronize(stream));
+    DeviceBuffer &buffer = context->sitelessTable;
+    if (buffer.bytes() < tableBytes)
+      buffer.reallocate(tableBytes, "device table");
+    FLUID_CUDA_CHECK(cudaMemcpyAsync(buffer.data(), table, tableBytes,
+                                     cudaMemcpyHostToDevice, stream));
+    return buffer.data();
+  }
+
+  auto it = context->deviceTables.find(site);
+  if (capturing) {
+    if (it == context->deviceTables.end())
+      fail("the first call of a call site cannot run during CUDA graph "
+           "capture: it reserves the memory that captures use, so run it "
+           "once outside capture first");
+    DeviceTableSite &entry = *it->second;
+    for (DeviceTableSite::CaptureSlot &slot : entry.slots) {
+      if (slot.used || slot.device.bytes() < tableBytes)
+        continue;
+      std::memcpy(slot.host.data(), table, tableBytes);
+      FLUID_CUDA_CHECK(cudaMemcpyAsync(slot.device.data(), slot.host.data(),
+                                       tableBytes, cudaMemcpyHostToDevice,
+                                       stream));
+      slot.used = true;
+      entry.current = slot.device.data();
+      entry.key.assign(static_cast<const unsigned char *>(key),
+                       static_cast<const unsigned char *>(key) + keyBytes);
+      return entry.current;
+    }
+    fail("the call site's device table (" + std::to_string(tableBytes) +
+         " bytes) changed during CUDA graph capture, and none of its " +
+         std::to_string(DeviceTableSite::kCaptureSlots) +
+         " capture slots is free and large enough (each capture that changes "
+         "the table takes one for good); run the call outside capture");
+  }
+
+  if (it == context->deviceTables.end())
+    it =
+        context->deviceTables.emplace(site, std::make_unique<DeviceTableSite>())
+            .first;
+  DeviceTableSite &entry = *it->second;
+  // Kernels enqueued earlier may still read the buffer.
+  FLUID_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Free slots grow with the table a capture may have to hold.
+  for (DeviceTableSite::CaptureSlot &slot : entry.slots) {
+    if (slot.used || slot.device.bytes() >= tableBytes)
+      continue;
+    slot.host.reallocate(tableBytes);
+    slot.device.reallocate(tableBytes, "capture slot of a device table");
+  }
+  if (entry.bufferCaptured) {
+    context->capturedTables.push_back(std::move(entry.buffer));
+    entry.buffer = std::make_unique<DeviceBuffer>();
+    entry.bufferCaptured = false;
+  }
+  // Forgotten first: a failure below leaves no stale match.
+  entry.key.clear();
+  entry.current = nullptr;
+  if (entry.buffer->bytes() < tableBytes)
+    entry.buffer->reallocate(tableBytes, "device table");
+  FLUID_CUDA_CHECK(cudaMemcpyAsync(entry.buffer->data(), table, tableBytes,
+                                   cudaMemcpyHostToDevice, stream));
+  entry.current = entry.buffer->data();
+  entry.key.assign(static_cast<const unsigned char *>(key),
+                   static_cast<const unsigned char *>(key) + keyBytes);
+  return entry.current;
 }
 
 fluid_cuda_context *cuda::requireContext(fluid_cuda_context *context) {

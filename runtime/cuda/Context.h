@@ -60,6 +60,50 @@ void requireDeviceMemory(fluid_cuda_context *context,
                          const cpu::CheckedTensor &t);
 
 //===----------------------------------------------------------------------===//
+// Device tables
+//
+// A kernel whose arguments do not fit a launch (the grouped optimizer
+// updates: the address and size of every tensor of the group) reads them
+// from a table in device memory. Uploading the table at every call would
+// cost a synchronization each time; instead the context keeps, per call
+// site, the last table uploaded and the key it was made from, so that a
+// call whose key is unchanged reuses the device copy after one memcmp.
+//
+// `site` is an opaque key that the caller keeps stable for the context's
+// lifetime (emitted programs pass the address of a static object per call
+// site); a null site caches nothing. `key` holds everything the table is
+// made from (descriptors: addresses, dtypes, shapes), so that comparing its
+// bytes detects any change.
+//
+// An upload outside CUDA graph capture synchronizes the stream (kernels
+// enqueued earlier may still read the site's buffer) and copies the table
+// into the site's buffer, grown as needed; once a graph captured a kernel
+// reading that buffer, it is never rewritten: a new one replaces it, and
+// the old one lives on, for the graphs, until the context is destroyed.
+// During capture (cudaStreamCaptureModeThreadLocal, where nothing may be
+// allocated or synchronized), a changed table goes to one of the two
+// capture slots reserved by the site's uploads outside capture: pinned host
+// memory that a memcpy node of the graph copies to the slot's device
+// memory, each slot given to one capture for good (the CUDA driver of
+// runtime/driver captures up to two step graphs, one per prefetch slot).
+// With no slot left, or one too small, the upload fails with a message.
+// A site's first upload, and every upload without a site, must be outside
+// capture. Everything is freed when the context is destroyed.
+//===----------------------------------------------------------------------===//
+
+/// The device copy of `site`'s current table if that table was made from
+/// the `keyBytes` bytes at `key`, else null (always null for a null site).
+const void *findDeviceTable(fluid_cuda_context *context, const void *site,
+                            const void *key, size_t keyBytes);
+
+/// Makes the `tableBytes` (> 0) at `table`, made from `key`, `site`'s
+/// current table and returns its device copy, for kernels enqueued on the
+/// context's stream from now on.
+const void *uploadDeviceTable(fluid_cuda_context *context, const void *site,
+                              const void *key, size_t keyBytes,
+                              const void *table, size_t tableBytes);
+
+//===----------------------------------------------------------------------===//
 // cuDNN helpers
 //===----------------------------------------------------------------------===//
 

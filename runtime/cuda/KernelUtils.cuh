@@ -256,6 +256,9 @@ enum DeviceErrorSource : uint32_t {
   kFromMomentum,
   kFromAdam,
   kFromCast,
+  kFromSgdGroup,
+  kFromMomentumGroup,
+  kFromAdamGroup,
 };
 
 /// The first error flagged on a device since fluid_cuda_check_errors last

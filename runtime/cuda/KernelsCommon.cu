@@ -53,6 +53,12 @@ const char *sourceName(uint32_t source) {
     return "fluid_cuda_adam";
   case kFromCast:
     return "fluid_cuda_cast";
+  case kFromSgdGroup:
+    return "fluid_cuda_sgd_group";
+  case kFromMomentumGroup:
+    return "fluid_cuda_momentum_group";
+  case kFromAdamGroup:
+    return "fluid_cuda_adam_group";
   default:
     return "a cuda kernel";
   }

@@ -44,6 +44,13 @@ SIGNATURES = {
     "fluid_cpu_sgd": [TENSOR] * 4 + [ctypes.POINTER(SgdParams)],
     "fluid_cpu_momentum": [TENSOR] * 6 + [ctypes.POINTER(MomentumParams)],
     "fluid_cpu_adam": [TENSOR] * 9 + [ctypes.POINTER(AdamParams)],
+    # Grouped updates: the count, then arrays of descriptors (and lr, step).
+    "fluid_cpu_sgd_group": [api.I64] + [TENSOR] * 4 +
+                           [ctypes.POINTER(SgdParams)],
+    "fluid_cpu_momentum_group": [api.I64] + [TENSOR] * 6 +
+                                [ctypes.POINTER(MomentumParams)],
+    "fluid_cpu_adam_group": [api.I64] + [TENSOR] * 9 +
+                            [ctypes.POINTER(AdamParams)],
     "fluid_cpu_select": [TENSOR] * 4,
     "fluid_cpu_cast": api.UNARY,
 }

@@ -100,6 +100,45 @@ fluid_status fluid_cpu_adam(const fluid_tensor *param, const fluid_tensor *grad,
                             const fluid_adam_params *params);
 
 //===----------------------------------------------------------------------===//
+// Grouped optimizer updates
+//
+// One call updates `count` >= 1 parameters with one learning rate (and step)
+// and one parameter struct `p`: each array holds `count` descriptors, and
+// entry k is exactly the single update above on params[k], grads[k] and the
+// state's [k], writing new_params[k] and the new state's [k], bit for bit
+// (the same per-element code runs). Within an entry the single update's
+// shape, dtype and in-place rules hold (each output may be the buffer of
+// its own entry's input); every entry has the float dtype of params[0].
+// Every descriptor of every entry, lr, step and p are checked before
+// anything is written; a message names the entry, e.g.
+// "fluid_cpu_momentum_group: entry 3: grads[3] shape [4,5] does not match
+// expected [4,6]". A null array is an error.
+//===----------------------------------------------------------------------===//
+
+fluid_status fluid_cpu_sgd_group(int64_t count, const fluid_tensor *params,
+                                 const fluid_tensor *grads,
+                                 const fluid_tensor *lr,
+                                 fluid_tensor *new_params,
+                                 const fluid_sgd_params *p);
+
+fluid_status fluid_cpu_momentum_group(int64_t count, const fluid_tensor *params,
+                                      const fluid_tensor *grads,
+                                      const fluid_tensor *velocities,
+                                      const fluid_tensor *lr,
+                                      fluid_tensor *new_params,
+                                      fluid_tensor *new_velocities,
+                                      const fluid_momentum_params *p);
+
+/// exp_avgs and exp_avg_sqs are fluid_cpu_adam's m and v.
+fluid_status
+fluid_cpu_adam_group(int64_t count, const fluid_tensor *params,
+                     const fluid_tensor *grads, const fluid_tensor *exp_avgs,
+                     const fluid_tensor *exp_avg_sqs, const fluid_tensor *lr,
+                     const fluid_tensor *step, fluid_tensor *new_params,
+                     fluid_tensor *new_exp_avgs, fluid_tensor *new_exp_avg_sqs,
+                     const fluid_adam_params *p);
+
+//===----------------------------------------------------------------------===//
 // Elementwise math
 //
 // Float operands and the output have one dtype. Binary ops and select

@@ -328,6 +328,48 @@ fluid_status fluid_cuda_adam(fluid_cuda_context *context,
                              fluid_tensor *new_m, fluid_tensor *new_v,
                              const fluid_adam_params *params);
 
+/* Grouped optimizer updates (fluid_cpu_sgd_group, fluid_cpu_momentum_group,
+   fluid_cpu_adam_group, with the same rules and messages): every entry in
+   one kernel launch (multi-tensor apply, runtime/cuda/
+   KernelsOptimizerGroup.cu), each entry computed by the single kernel's
+   per-element code, so it equals fluid_cuda_<op> on that entry bit for bit
+   (sgd and momentum equal the cpu's too). lr and step are device memory as
+   above: a bad value makes the whole call write nothing and is reported by
+   fluid_cuda_check_errors.
+
+   The launch reads the entries' addresses and sizes from a table in device
+   memory, cached per `site`: an opaque key that the caller keeps stable for
+   the context's lifetime, one per call site (emitted programs pass the
+   address of a static object). A call whose descriptors (addresses, dtypes,
+   shapes) are those of the site's last call reuses the table and skips
+   their checks, which passed then; otherwise they are checked and the
+   table is uploaded, which outside CUDA graph capture synchronizes the
+   stream. During capture a changed table is copied by the graph from
+   memory reserved at the site's earlier calls, at most twice per site (a
+   third change fails the call); a site's first call must be outside
+   capture. site NULL caches nothing: every call checks, synchronizes and
+   uploads, and calls during capture fail. */
+fluid_status fluid_cuda_sgd_group(fluid_cuda_context *context, const void *site,
+                                  int64_t count, const fluid_tensor *params,
+                                  const fluid_tensor *grads,
+                                  const fluid_tensor *lr,
+                                  fluid_tensor *new_params,
+                                  const fluid_sgd_params *p);
+fluid_status fluid_cuda_momentum_group(
+    fluid_cuda_context *context, const void *site, int64_t count,
+    const fluid_tensor *params, const fluid_tensor *grads,
+    const fluid_tensor *velocities, const fluid_tensor *lr,
+    fluid_tensor *new_params, fluid_tensor *new_velocities,
+    const fluid_momentum_params *p);
+fluid_status
+fluid_cuda_adam_group(fluid_cuda_context *context, const void *site,
+                      int64_t count, const fluid_tensor *params,
+                      const fluid_tensor *grads, const fluid_tensor *exp_avgs,
+                      const fluid_tensor *exp_avg_sqs, const fluid_tensor *lr,
+                      const fluid_tensor *step, fluid_tensor *new_params,
+                      fluid_tensor *new_exp_avgs, fluid_tensor *new_exp_avg_sqs,
+                      const fluid_adam_params *p);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif
