@@ -1,8 +1,9 @@
 //===- Pipelines.cpp - Fluid's registered pass pipelines ------------------===//
 //
 // --fluid-build-training: the forward program with its loss becomes a whole
-// training step (--fluid-append-backward, then --fluid-append-optimizer),
-// configured by the optimizer pass's options in one string.
+// training step (--fluid-append-backward, --fluid-append-optimizer, then
+// --fluid-fold-lr-math and --fluid-group-optimizer), configured by the
+// optimizer pass's options and the pipeline's two switches in one string.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,22 +27,64 @@ static std::string findOption(StringRef options, StringRef name) {
   return "";
 }
 
+/// Takes the pipeline's own switches (`NAME=true|false`) out of the
+/// space-separated `options`, into `optimizations`; what is left belongs
+/// to --fluid-append-optimizer.
+static FailureOr<std::string>
+takeOptimizationSwitches(StringRef options,
+                         fluid::TrainingOptimizations &optimizations,
+                         function_ref<LogicalResult(const Twine &)> report) {
+  SmallVector<StringRef> tokens;
+  options.split(tokens, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  std::string rest;
+  for (StringRef token : tokens) {
+    auto [key, value] = token.split('=');
+    bool *flag = key == "fold-lr-math"      ? &optimizations.foldLrMath
+                 : key == "group-optimizer" ? &optimizations.groupOptimizer
+                                            : nullptr;
+    if (!flag) {
+      rest += (rest.empty() ? "" : " ") + token.str();
+      continue;
+    }
+    if (value != "true" && value != "false") {
+      (void)report("'" + key + "' must be true or false, got '" + value + "'");
+      return failure();
+    }
+    *flag = value == "true";
+  }
+  return rest;
+}
+
 LogicalResult mlir::fluid::buildTrainingPipeline(
     OpPassManager &pm, StringRef options,
-    function_ref<LogicalResult(const Twine &)> reportError) {
+    function_ref<LogicalResult(const Twine &)> reportError,
+    TrainingOptimizations *optimizations) {
   auto errorHandler = [&](const Twine &message) {
     return reportError(describePassOptionError(message.str()));
   };
+  fluid::TrainingOptimizations switches;
+  FailureOr<std::string> optimizerOptions =
+      takeOptimizationSwitches(options, switches, errorHandler);
+  if (failed(optimizerOptions))
+    return failure();
   std::unique_ptr<Pass> backward = createFluidAppendBackward();
   std::string func = findOption(options, "func");
   if (failed(backward->initializeOptions(func.empty() ? "" : "func=" + func,
                                          errorHandler)))
     return failure();
   std::unique_ptr<Pass> optimizer = createFluidAppendOptimizer();
-  if (failed(optimizer->initializeOptions(options, errorHandler)))
+  if (failed(optimizer->initializeOptions(*optimizerOptions, errorHandler)))
     return failure();
   pm.addPass(std::move(backward));
   pm.addPass(std::move(optimizer));
+  if (optimizations) {
+    *optimizations = switches;
+    return success();
+  }
+  if (switches.foldLrMath)
+    pm.addPass(createFluidFoldLrMath());
+  if (switches.groupOptimizer)
+    pm.addPass(createFluidGroupOptimizer());
   return success();
 }
 
@@ -83,10 +126,15 @@ mlir::fluid::optionErrorPrinter(StringRef tool, StringRef flag) {
 void mlir::fluid::registerFluidPipelines() {
   registerPassPipeline(
       "fluid-build-training",
-      "Build a training step from a loss function: --fluid-append-backward "
-      "then --fluid-append-optimizer, which takes the options, e.g. "
+      "Build a training step from a loss function: --fluid-append-backward, "
+      "--fluid-append-optimizer, which takes the options, e.g. "
       "\"optimizer=momentum lr=0.1 momentum=0.9 weight-decay=1e-4 "
-      "schedule=cosine total-steps=1000 warmup-steps=100\"",
-      buildTrainingPipeline,
+      "schedule=cosine total-steps=1000 warmup-steps=100\", then "
+      "--fluid-fold-lr-math and --fluid-group-optimizer (switched off by "
+      "fold-lr-math=false and group-optimizer=false)",
+      [](OpPassManager &pm, StringRef options,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        return buildTrainingPipeline(pm, options, errorHandler);
+      },
       [](function_ref<void(const detail::PassOptions &)>) {});
 }

@@ -2,8 +2,9 @@
 //
 // Folds `launch ... outs(%fresh); memref.copy %fresh, @param` into a launch
 // writing @param itself, where the kernel allows its output to alias its
-// inputs (documented per entry point in the runtime's headers) and the
-// parameter is not touched in between.
+// inputs (documented per entry point in the runtime's headers; a grouped
+// update's output only its own entry's input) and the parameter is not
+// touched in between.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,8 +55,16 @@ LogicalResult foldCopy(memref::CopyOp copy) {
     return failure();
   unsigned outputIndex =
       written->getOperandNumber() - launch.getInputs().size();
-  if (!mayWriteOverInput(launch.getKernel(), outputIndex))
+  // A grouped update's output may be only its own entry's parameter or
+  // state buffer.
+  if (std::optional<unsigned> input = groupedInPlaceInput(
+          launch.getKernel(), launch.getOutputs().size(), outputIndex)) {
+    if (*input >= launch.getInputs().size() ||
+        parameterOf(launch.getInputs()[*input]) != param)
+      return failure();
+  } else if (!mayWriteOverInput(launch.getKernel(), outputIndex)) {
     return failure();
+  }
   // Nothing between the launch and the copy may see the parameter change.
   for (Operation *op = launch->getNextNode(); op != copy;
        op = op->getNextNode())

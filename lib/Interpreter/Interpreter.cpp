@@ -13,6 +13,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cstring>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::fluid;
@@ -47,6 +48,12 @@ private:
 
   /// The value of `v` as a runtime descriptor (valid while `v` is live).
   fluid_tensor in(Value v) { return values.lookup(v).descriptor(); }
+  std::vector<fluid_tensor> ins(ValueRange range) {
+    std::vector<fluid_tensor> descriptors;
+    for (Value v : range)
+      descriptors.push_back(in(v));
+    return descriptors;
+  }
   /// Allocates the value of result `v`; fails with a diagnostic.
   FailureOr<HostTensor> allocate(Value v);
   /// Allocates every result of `op` and returns their descriptors.
@@ -506,6 +513,37 @@ LogicalResult FunctionRun::execute(Operation *op) {
                          lr = in(u.getLr()), step = in(u.getStep());
             return fluid_cpu_adam(&w, &g, &m, &v, &lr, &step, &o[0], &o[1],
                                   &o[2], &p);
+          })
+          // Grouped updates: lists of descriptors, outputs list by list.
+          .Case([&](SgdGroupOp u) {
+            fluid_sgd_params p = sgdParams(u);
+            std::vector<fluid_tensor> w = ins(u.getParams()),
+                                      g = ins(u.getGrads());
+            fluid_tensor lr = in(u.getLr());
+            return fluid_cpu_sgd_group(static_cast<int64_t>(w.size()), w.data(),
+                                       g.data(), &lr, o, &p);
+          })
+          .Case([&](MomentumGroupOp u) {
+            fluid_momentum_params p = momentumParams(u);
+            std::vector<fluid_tensor> w = ins(u.getParams()),
+                                      g = ins(u.getGrads()),
+                                      v = ins(u.getVelocities());
+            fluid_tensor lr = in(u.getLr());
+            int64_t n = static_cast<int64_t>(w.size());
+            return fluid_cpu_momentum_group(n, w.data(), g.data(), v.data(),
+                                            &lr, o, o + n, &p);
+          })
+          .Case([&](AdamGroupOp u) {
+            fluid_adam_params p = adamParams(u);
+            std::vector<fluid_tensor> w = ins(u.getParams()),
+                                      g = ins(u.getGrads()),
+                                      m = ins(u.getExpAvgs()),
+                                      v = ins(u.getExpAvgSqs());
+            fluid_tensor lr = in(u.getLr()), step = in(u.getStep());
+            int64_t n = static_cast<int64_t>(w.size());
+            return fluid_cpu_adam_group(n, w.data(), g.data(), m.data(),
+                                        v.data(), &lr, &step, o, o + n,
+                                        o + 2 * n, &p);
           })
           .Default([&](Operation *) {
             supported = false;

@@ -225,6 +225,13 @@ private:
   LogicalResult emitOp(Operation *op);
   LogicalResult emitLaunch(fluid_rt::LaunchOp launch);
   LogicalResult emitConstant(fluid_rt::LaunchOp launch);
+  /// A grouped update's call arguments: (on cuda, its call site's key,)
+  /// the entry count, one array per list of descriptors, the scalars,
+  /// then the parameter struct.
+  SmallVector<std::string> groupArguments(Operation *group,
+                                          ArrayRef<std::string> inputs,
+                                          ArrayRef<std::string> outputs,
+                                          ArrayRef<std::string> trailing);
   /// The descriptor of `value` (declared on first use).
   FailureOr<std::string> descriptor(Value value);
   /// A shared static parameter struct: `&kName`.
@@ -538,12 +545,12 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
         trailing.push_back(std::to_string(op.getAxis()));
         trailing.push_back(std::to_string(op.getOffset()));
       })
-      .Case([&](SgdOp op) {
+      .Case<SgdOp, SgdGroupOp>([&](auto op) {
         trailing.push_back(
             paramStruct("fluid_sgd_params", "Sgd",
                         "{" + doubleLiteral(sgdParams(op).weight_decay) + "}"));
       })
-      .Case([&](MomentumOp op) {
+      .Case<MomentumOp, MomentumGroupOp>([&](auto op) {
         fluid_momentum_params p = momentumParams(op);
         trailing.push_back(paramStruct("fluid_momentum_params", "Momentum",
                                        "{" + doubleLiteral(p.momentum) + ", " +
@@ -551,7 +558,7 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
                                            ", " + std::to_string(p.nesterov) +
                                            "}"));
       })
-      .Case([&](AdamOp op) {
+      .Case<AdamOp, AdamGroupOp>([&](auto op) {
         fluid_adam_params p = adamParams(op);
         trailing.push_back(paramStruct(
             "fluid_adam_params", "Adam",
@@ -571,6 +578,11 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
   if (!supported)
     return launch.emitError()
            << "has no runtime kernel to emit for '" << kernel << "'";
+  if (isa<SgdGroupOp, MomentumGroupOp, AdamGroupOp>(tensorOp)) {
+    addCall(launch, kernel, kernel,
+            groupArguments(tensorOp, inputs, outputs, trailing));
+    return success();
+  }
   // reshape and flatten copy (the bufferizer makes them views, so this is
   // only a launch someone wrote by hand).
   StringRef entry = isa<FlattenOp>(tensorOp) ? StringRef("reshape") : kernel;
@@ -579,6 +591,60 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
   all.append(trailing);
   addCall(launch, entry, kernel, all);
   return success();
+}
+
+SmallVector<std::string>
+FunctionEmitter::groupArguments(Operation *group, ArrayRef<std::string> inputs,
+                                ArrayRef<std::string> outputs,
+                                ArrayRef<std::string> trailing) {
+  // The lists' names, inputs then outputs; the scalars follow the inputs.
+  ArrayRef<StringRef> inputLists, outputLists;
+  static constexpr StringRef kSgdIn[] = {"Params", "Grads"};
+  static constexpr StringRef kSgdOut[] = {"NewParams"};
+  static constexpr StringRef kMomentumIn[] = {"Params", "Grads", "Velocities"};
+  static constexpr StringRef kMomentumOut[] = {"NewParams", "NewVelocities"};
+  static constexpr StringRef kAdamIn[] = {"Params", "Grads", "ExpAvgs",
+                                          "ExpAvgSqs"};
+  static constexpr StringRef kAdamOut[] = {"NewParams", "NewExpAvgs",
+                                           "NewExpAvgSqs"};
+  if (isa<SgdGroupOp>(group)) {
+    inputLists = kSgdIn;
+    outputLists = kSgdOut;
+  } else if (isa<MomentumGroupOp>(group)) {
+    inputLists = kMomentumIn;
+    outputLists = kMomentumOut;
+  } else {
+    inputLists = kAdamIn;
+    outputLists = kAdamOut;
+  }
+  size_t count = outputs.size() / outputLists.size();
+  std::string prefix = "group" + std::to_string(launches.size());
+  SmallVector<std::string> arguments;
+  if (options.backend == EmitBackend::Cuda) {
+    // The call site's key for the device table of the group's tensors,
+    // which the runtime sets up once per context.
+    std::string site = "kGroupSite_" + symbol + "_" + prefix;
+    sharedData.add("constant char " + site + " = 0;", site);
+    arguments.push_back("&" + site);
+  }
+  arguments.push_back(std::to_string(count));
+  auto list = [&](StringRef qualifier, StringRef name,
+                  ArrayRef<std::string> entries) {
+    std::string array = prefix + name.str();
+    std::string text;
+    for (auto [i, entry] : llvm::enumerate(entries))
+      text += (i ? ", " : "") + StringRef(entry).drop_front().str();
+    body.push_back("  " + qualifier.str() + "fluid_tensor " + array + "[] = {" +
+                   text + "};");
+    arguments.push_back(array);
+  };
+  for (auto [i, name] : llvm::enumerate(inputLists))
+    list("const ", name, inputs.slice(i * count, count));
+  llvm::append_range(arguments, inputs.drop_front(inputLists.size() * count));
+  for (auto [i, name] : llvm::enumerate(outputLists))
+    list("", name, outputs.slice(i * count, count));
+  llvm::append_range(arguments, trailing);
+  return arguments;
 }
 
 LogicalResult FunctionEmitter::emitOp(Operation *op) {

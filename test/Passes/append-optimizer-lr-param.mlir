@@ -1,9 +1,9 @@
 // lr-param=true: the base rate is the parameter @learning_rate (f64,
 // initialized to lr) that every use of lr in the schedule reads, so a
 // compiled program can be given another rate when it starts.
-// RUN: fluid-opt %s '--fluid-build-training=optimizer=sgd lr=0.25 schedule=cosine total-steps=8 eta-min=0.01 warmup-steps=2 warmup-start-factor=0.5 lr-param=true' | FileCheck %s
+// RUN: fluid-opt %s '--fluid-build-training=optimizer=sgd lr=0.25 schedule=cosine total-steps=8 eta-min=0.01 warmup-steps=2 warmup-start-factor=0.5 lr-param=true fold-lr-math=false group-optimizer=false' | FileCheck %s
 // Without the option nothing reads a parameter for the rate.
-// RUN: fluid-opt %s '--fluid-build-training=optimizer=sgd lr=0.25 schedule=cosine total-steps=8' | FileCheck %s --check-prefix=BAKED
+// RUN: fluid-opt %s '--fluid-build-training=optimizer=sgd lr=0.25 schedule=cosine total-steps=8 fold-lr-math=false group-optimizer=false' | FileCheck %s --check-prefix=BAKED
 // A parameter of that name but another type is an error.
 // RUN: sed 's/@unused/@learning_rate/' %s | not fluid-opt --mlir-print-op-on-diagnostic=false '--fluid-build-training=lr-param=true' 2>&1 | FileCheck %s --check-prefix=CLASH
 // The rate read from the parameter equals the baked-in one, step by step,

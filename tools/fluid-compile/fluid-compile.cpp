@@ -4,8 +4,11 @@
 //                 [--training "optimizer=momentum lr=0.1 ..."]
 //
 // Builds the training step (--fluid-build-training, unless the file already
-// holds one), moves it to buffers (--fluid-bufferize,
-// --fluid-update-in-place), emits it as C++ that calls the runtime's
+// holds one), folds its learning-rate arithmetic and groups its updates
+// (--fluid-fold-lr-math, --fluid-group-optimizer), recomputes cheap
+// activations, moves it to buffers (--fluid-bufferize,
+// --fluid-update-in-place), plans its memory (--fluid-insert-frees,
+// --fluid-plan-memory), emits it as C++ that calls the runtime's
 // kernels (lib/Target/EmitProgram.cpp), and compiles that with the host
 // C++ compiler against libfluid_runtime, whose driver supplies the
 // executable's command line (run EXE --help).
@@ -73,6 +76,16 @@ static cl::opt<std::string> trainingOptions(
              "the base rate becomes the parameter @learning_rate, which the "
              "executable's --lr can change"),
     cl::value_desc("\"optimizer=... lr=...\""), cl::cat(compileCategory));
+static cl::opt<bool> noFoldLrMath(
+    "no-fold-lr-math",
+    cl::desc("Skip --fluid-fold-lr-math: keep one learning-rate product per "
+             "parameter, to measure its effect"),
+    cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noGroupOptimizer(
+    "no-group-optimizer",
+    cl::desc("Skip --fluid-group-optimizer: one update launch per parameter "
+             "instead of one multi-tensor launch per group"),
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<bool> noUpdateInPlace(
     "no-update-in-place",
     cl::desc("Skip --fluid-update-in-place (parameters are then updated "
@@ -270,6 +283,9 @@ int main(int argc, char **argv) {
   if (failed(entry))
     return fail(inputFilename + ": " + why);
   PassManager pm(&context);
+  // Switched off by --no-* here or by fold-lr-math=false and
+  // group-optimizer=false in --training.
+  TrainingOptimizations optimizations;
   if (isTrainingStep(*entry)) {
     if (!trainingOptions.empty())
       return fail(inputFilename + " already holds a training step (@" +
@@ -284,7 +300,7 @@ int main(int argc, char **argv) {
     // Built directly, not from pipeline text the options could break out of.
     if (failed(buildTrainingPipeline(
             pm, options.trainingOptions + " lr-param=true",
-            optionErrorPrinter("fluid-compile", "--training"))))
+            optionErrorPrinter("fluid-compile", "--training"), &optimizations)))
       return EXIT_FAILURE;
   }
   // A module fluid-compile --emit=buffers wrote (perhaps edited since) is
@@ -297,6 +313,10 @@ int main(int argc, char **argv) {
                 "2^30, got " +
                 llvm::Twine(workspaceLimit));
   if (!bufferized) {
+    if (optimizations.foldLrMath && !noFoldLrMath)
+      pm.addPass(createFluidFoldLrMath());
+    if (optimizations.groupOptimizer && !noGroupOptimizer)
+      pm.addPass(createFluidGroupOptimizer());
     if (!noRecompute)
       pm.addPass(createFluidRecomputeElementwise());
     pm.addPass(createFluidBufferize());

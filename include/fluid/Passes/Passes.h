@@ -23,13 +23,25 @@ namespace mlir::fluid {
 /// Registers --fluid-build-training and the other pass pipelines.
 void registerFluidPipelines();
 
+/// The optimizations --fluid-build-training runs after the optimizer,
+/// each switched off by its option (`fold-lr-math=false`,
+/// `group-optimizer=false`).
+struct TrainingOptimizations {
+  bool foldLrMath = true;
+  bool groupOptimizer = true;
+};
+
 /// Adds --fluid-build-training{OPTIONS} to `pm`: --fluid-append-backward,
-/// then --fluid-append-optimizer with `options`. A bad option is reported
-/// once, through `errorHandler` (or, for a value that does not parse, by
-/// llvm::cl itself, with an empty message to `errorHandler`).
+/// --fluid-append-optimizer with `options` (less the pipeline's own), then
+/// --fluid-fold-lr-math and --fluid-group-optimizer unless switched off.
+/// With `optimizations`, those two are not added but their switches are
+/// stored there, for a caller that adds them itself. A bad option is
+/// reported once, through `errorHandler` (or, for a value that does not
+/// parse, by llvm::cl itself, with an empty message to `errorHandler`).
 LogicalResult
 buildTrainingPipeline(OpPassManager &pm, StringRef options,
-                      function_ref<LogicalResult(const Twine &)> errorHandler);
+                      function_ref<LogicalResult(const Twine &)> errorHandler,
+                      TrainingOptimizations *optimizations = nullptr);
 
 /// A pass option error as users should read it.
 std::string describePassOptionError(StringRef message);

@@ -118,6 +118,66 @@ def FluidAppendOptimizer : Pass<"fluid-append-optimizer", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::fluid::FluidDialect"];
 }
 
+def FluidFoldLrMath : Pass<"fluid-fold-lr-math", "::mlir::ModuleOp"> {
+  let summary = "Fold and merge the learning-rate arithmetic of the parameter updates";
+  let description = [{
+    `--fluid-append-optimizer` computes the step's learning rate from the
+    step counter, then one product `rate x lr_mult` per parameter (nearly
+    all by 1.0), as Paddle Fluid did. This pass folds that arithmetic where
+    it is known at compile time and computes what depends on the step once:
+
+    - it takes the learning-rate computation: the rank-0 ops that the
+      update ops' `lr` and `step` operands (single and grouped) and the
+      step's `fluid.learning_rate` result are computed from;
+    - on those ops it runs the fluid dialect's folders and canonicalization
+      patterns (what `--canonicalize` does, see FluidFolders.cpp: rank-0
+      constants of exactly rounded arithmetic, `x * 1`, `x / 1`, `x - 0`,
+      casts to the same type, constant conditions), so a product by 1.0
+      disappears and constant schedules become constants;
+    - then it merges equal ops among them (equal constants, equal products
+      of the same rate and multiplier, equal reads of a parameter with no
+      `fluid.set_param` of it in between), so each distinct multiplier
+      leaves one product per step, shared by its parameters.
+
+    This is what `--canonicalize --cse` would do to those ops; the pass
+    adds the scope: it touches only the learning-rate computation (and
+    scalar math left unused, such as the step's conversion under a
+    constant schedule), never the model's forward and backward ops, so it
+    is safe in the default training pipeline and its effect can be
+    measured alone. Nothing is reassociated or computed in another
+    precision: the program's results are bitwise the same with and without
+    the pass.
+  }];
+  let dependentDialects = ["::mlir::fluid::FluidDialect"];
+}
+
+def FluidGroupOptimizer : Pass<"fluid-group-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Group per-parameter updates with equal hyper-parameters into one multi-tensor update";
+  let description = [{
+    Paddle Fluid's `sgd_group_op`: instead of one update op (and one kernel
+    launch) per parameter, all `fluid.sgd`, `fluid.momentum` and
+    `fluid.adam` ops of a function that share the rule, the element type,
+    the learning rate (the same value, or equal computations of it, such
+    as the rate times equal multipliers when `--fluid-fold-lr-math` has not
+    merged them; the group then reads the first member's), Adam's step,
+    and every
+    hyper-parameter (weight decay, momentum, Nesterov, betas, epsilon,
+    decoupled) become one `fluid.sgd_group`, `fluid.momentum_group` or
+    `fluid.adam_group` over the lists of parameters, gradients and state,
+    in program order. Updates that differ in any of these stay apart.
+
+    The group is placed where its last member was, and the members'
+    `fluid.set_param`s move right behind it. An update joins a group only
+    if that is invisible: its results feed only `fluid.set_param`s, and
+    nothing between it and the group's place reads or writes the
+    parameters it sets; a parameter set twice stays out. A group of one is
+    left as the single op. Bufferization keeps the group one launch, and
+    `--fluid-update-in-place` writes its outputs over its inputs; the cuda
+    backend runs it as one multi-tensor kernel, the cpu backend as a loop.
+  }];
+  let dependentDialects = ["::mlir::fluid::FluidDialect"];
+}
+
 def FluidBufferize : Pass<"fluid-bufferize", "::mlir::ModuleOp"> {
   let summary = "Move every function from tensors to buffers and kernel launches";
   let description = [{

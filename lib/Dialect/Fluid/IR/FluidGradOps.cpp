@@ -280,3 +280,96 @@ LogicalResult AdamOp::verify() {
        {"epsilon", getEpsilon().convertToDouble(), 0.0, kInf},
        {"weight_decay", getWeightDecay().convertToDouble(), 0.0, kInf}});
 }
+
+//===----------------------------------------------------------------------===//
+// Grouped updates
+//===----------------------------------------------------------------------===//
+
+/// Checks a grouped update's lists: at least one entry; every list (named
+/// in `lists`) has one tensor per parameter, of that parameter's type; and
+/// every parameter has the first one's element type. `scalars` is the
+/// number of operands after the lists (the rate, Adam's step).
+static LogicalResult
+verifyGroupEntries(Operation *op, ValueRange params, unsigned operandLists,
+                   unsigned scalars,
+                   ArrayRef<std::pair<StringRef, TypeRange>> lists) {
+  if (params.empty())
+    return op->emitOpError() << "needs at least one parameter";
+  // Equal lists are split by count: a stray operand would shift them.
+  if (op->getNumOperands() != operandLists * params.size() + scalars)
+    return op->emitOpError()
+           << "has " << op->getNumOperands() << " operands; expected "
+           << operandLists << " lists of one tensor per parameter and "
+           << scalars << " scalar" << (scalars == 1 ? "" : "s");
+  Type elementType =
+      cast<RankedTensorType>(params.front().getType()).getElementType();
+  for (auto [index, param] : llvm::enumerate(params)) {
+    auto type = cast<RankedTensorType>(param.getType());
+    if (type.getElementType() != elementType)
+      return op->emitOpError()
+             << "entry " << index << ": the parameter has element type "
+             << type.getElementType() << ", but entry 0's is " << elementType
+             << " (a group has one element type)";
+  }
+  for (auto [name, types] : lists) {
+    if (types.size() != params.size())
+      return op->emitOpError() << "has " << types.size() << " " << name
+                               << " for " << params.size() << " parameters";
+    for (auto [index, pair] :
+         llvm::enumerate(llvm::zip(params.getTypes(), types)))
+      if (std::get<0>(pair) != std::get<1>(pair))
+        return op->emitOpError()
+               << "entry " << index << ": " << name << " has type "
+               << std::get<1>(pair) << ", but the parameter is "
+               << std::get<0>(pair);
+  }
+  return success();
+}
+
+LogicalResult SgdGroupOp::verify() {
+  if (failed(verifyGroupEntries(*this, getParams(), 2, 1,
+                                {{"grads", getGrads().getTypes()},
+                                 {"new_params", getNewParams().getTypes()}})))
+    return failure();
+  return verifyUpdate(
+      *this, cast<RankedTensorType>(getParams().front().getType()),
+      getLr().getType(),
+      {{"weight_decay", getWeightDecay().convertToDouble(), 0.0, kInf}});
+}
+
+LogicalResult MomentumGroupOp::verify() {
+  if (failed(verifyGroupEntries(
+          *this, getParams(), 3, 1,
+          {{"grads", getGrads().getTypes()},
+           {"velocities", getVelocities().getTypes()},
+           {"new_params", getNewParams().getTypes()},
+           {"new_velocities", getNewVelocities().getTypes()}})))
+    return failure();
+  return verifyUpdate(
+      *this, cast<RankedTensorType>(getParams().front().getType()),
+      getLr().getType(),
+      {{"momentum", getMomentum().convertToDouble(), 0.0, 1.0},
+       {"weight_decay", getWeightDecay().convertToDouble(), 0.0, kInf}});
+}
+
+LogicalResult AdamGroupOp::verify() {
+  if (failed(verifyGroupEntries(
+          *this, getParams(), 4, 2,
+          {{"grads", getGrads().getTypes()},
+           {"exp_avgs", getExpAvgs().getTypes()},
+           {"exp_avg_sqs", getExpAvgSqs().getTypes()},
+           {"new_params", getNewParams().getTypes()},
+           {"new_exp_avgs", getNewExpAvgs().getTypes()},
+           {"new_exp_avg_sqs", getNewExpAvgSqs().getTypes()}})))
+    return failure();
+  RankedTensorType step = getStep().getType();
+  if (step.getRank() != 0 || !step.getElementType().isSignlessInteger(64))
+    return emitOpError() << "step must be a tensor<i64>, got " << step;
+  return verifyUpdate(
+      *this, cast<RankedTensorType>(getParams().front().getType()),
+      getLr().getType(),
+      {{"beta1", getBeta1().convertToDouble(), 0.0, 1.0},
+       {"beta2", getBeta2().convertToDouble(), 0.0, 1.0},
+       {"epsilon", getEpsilon().convertToDouble(), 0.0, kInf},
+       {"weight_decay", getWeightDecay().convertToDouble(), 0.0, kInf}});
+}

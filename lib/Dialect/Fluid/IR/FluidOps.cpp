@@ -688,5 +688,22 @@ LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *,
                      adaptor.getAxes(), adaptor.getKeepDims(), inferred);
 }
 
+//===----------------------------------------------------------------------===//
+// Grouped updates
+//===----------------------------------------------------------------------===//
+
+/// The types of a grouped update's other lists (gradients, state, results)
+/// are the parameters' types, entry by entry: they are not printed.
+template <typename... Lists>
+static ParseResult parseEntryTypes(OpAsmParser &, ArrayRef<Type> params,
+                                   Lists &...lists) {
+  (lists.assign(params.begin(), params.end()), ...);
+  return success();
+}
+
+template <typename... Ranges>
+static void printEntryTypes(OpAsmPrinter &, Operation *, TypeRange,
+                            Ranges &&...) {}
+
 #define GET_OP_CLASSES
 #include "fluid/Dialect/Fluid/IR/FluidOps.cpp.inc"

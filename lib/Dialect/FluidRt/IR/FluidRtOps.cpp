@@ -71,6 +71,22 @@ bool mlir::fluid_rt::mayWriteOverInput(StringRef kernel, unsigned output) {
   return output == 0 && llvm::is_contained(kElementwiseInPlaceKernels, kernel);
 }
 
+std::optional<unsigned> mlir::fluid_rt::groupedInPlaceInput(StringRef kernel,
+                                                            unsigned outputs,
+                                                            unsigned output) {
+  // Result lists: new parameters, then new state (one list per state);
+  // input lists: parameters, gradients, then the state lists.
+  unsigned resultLists = kernel == "sgd_group"        ? 1
+                         : kernel == "momentum_group" ? 2
+                         : kernel == "adam_group"     ? 3
+                                                      : 0;
+  if (!resultLists || outputs % resultLists || output >= outputs)
+    return std::nullopt;
+  unsigned count = outputs / resultLists;
+  unsigned list = output / count, entry = output % count;
+  return (list == 0 ? 0 : list + 1) * count + entry;
+}
+
 static RankedTensorType tensorTypeOf(Type memref) {
   auto type = cast<MemRefType>(memref);
   return RankedTensorType::get(type.getShape(), type.getElementType());

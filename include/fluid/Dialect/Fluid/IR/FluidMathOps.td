@@ -7,18 +7,28 @@
 //
 //===----------------------------------------------------------------------===//
 
-def Fluid_NegOp : Fluid_UnaryOp<"neg", "-x">;
+// Folders (FluidFolders.cpp) fold rank-0 constants where the result is
+// exactly what every backend computes (correctly rounded IEEE arithmetic;
+// no transcendental functions), and identities that are exact (x * 1,
+// x / 1, x - 0): learning-rate arithmetic folds with --canonicalize.
+def Fluid_NegOp : Fluid_UnaryOp<"neg", "-x"> { let hasFolder = 1; }
 def Fluid_ExpOp : Fluid_UnaryOp<"exp", "exp(x)">;
 def Fluid_LogOp : Fluid_UnaryOp<"log", "log(x)">;
 def Fluid_CosOp : Fluid_UnaryOp<"cos", "cos(x)">;
-def Fluid_SqrtOp : Fluid_UnaryOp<"sqrt", "sqrt(x)">;
-def Fluid_FloorOp : Fluid_UnaryOp<"floor", "floor(x)">;
+def Fluid_SqrtOp : Fluid_UnaryOp<"sqrt", "sqrt(x)"> { let hasFolder = 1; }
+def Fluid_FloorOp : Fluid_UnaryOp<"floor", "floor(x)"> { let hasFolder = 1; }
 
 def Fluid_PowOp : Fluid_BinaryOp<"pow", "lhs ^ rhs">;
-def Fluid_MinimumOp : Fluid_BinaryOp<"minimum", "min(lhs, rhs)">;
-def Fluid_MaximumOp : Fluid_BinaryOp<"maximum", "max(lhs, rhs)">;
+def Fluid_MinimumOp : Fluid_BinaryOp<"minimum", "min(lhs, rhs)"> {
+  let hasFolder = 1;
+}
+def Fluid_MaximumOp : Fluid_BinaryOp<"maximum", "max(lhs, rhs)"> {
+  let hasFolder = 1;
+}
 def Fluid_GreaterEqualOp : Fluid_BinaryOp<"greater_equal",
-    "comparison lhs >= rhs, as 1.0 or 0.0 of the operands' type,">;
+    "comparison lhs >= rhs, as 1.0 or 0.0 of the operands' type,"> {
+  let hasFolder = 1;
+}
 
 def Fluid_SelectOp : Fluid_InferOp<"select"> {
   let summary = "on_true where condition is nonzero, else on_false, with NumPy broadcasting";
@@ -34,6 +44,7 @@ def Fluid_SelectOp : Fluid_InferOp<"select"> {
     $condition `,` $on_true `,` $on_false attr-dict `:` type($condition) `,`
     type($on_true) `,` type($on_false) `->` type($output)
   }];
+  let hasFolder = 1;
 }
 
 def Fluid_CastOp : Fluid_Op<"cast", [Pure]> {
@@ -49,6 +60,7 @@ def Fluid_CastOp : Fluid_Op<"cast", [Pure]> {
   let results = (outs Fluid_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Fluid_BroadcastToOp : Fluid_Op<"broadcast_to", [Pure]> {

@@ -280,10 +280,17 @@ class Fluid_BinaryOp<string mnemonic, string formula,
 }
 
 // Integer arithmetic counts steps; the rest is floating point.
-def Fluid_AddOp : Fluid_BinaryOp<"add", "lhs + rhs", Fluid_Tensor>;
-def Fluid_SubOp : Fluid_BinaryOp<"sub", "lhs - rhs", Fluid_Tensor>;
-def Fluid_MulOp : Fluid_BinaryOp<"mul", "lhs * rhs", Fluid_Tensor>;
-def Fluid_DivOp : Fluid_BinaryOp<"div", "lhs / rhs">;
+// Folders: FluidFolders.cpp (rank-0 constants; x * 1, x / 1, x - 0).
+def Fluid_AddOp : Fluid_BinaryOp<"add", "lhs + rhs", Fluid_Tensor> {
+  let hasFolder = 1;
+}
+def Fluid_SubOp : Fluid_BinaryOp<"sub", "lhs - rhs", Fluid_Tensor> {
+  let hasFolder = 1;
+}
+def Fluid_MulOp : Fluid_BinaryOp<"mul", "lhs * rhs", Fluid_Tensor> {
+  let hasFolder = 1;
+}
+def Fluid_DivOp : Fluid_BinaryOp<"div", "lhs / rhs"> { let hasFolder = 1; }
 
 //===----------------------------------------------------------------------===//
 // Pooling

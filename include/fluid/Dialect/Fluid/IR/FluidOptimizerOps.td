@@ -86,3 +86,95 @@ def Fluid_AdamOp : Fluid_UpdateOp<"adam", [
     `:` type($param) `,` type($lr) `,` type($step)
   }];
 }
+
+//===----------------------------------------------------------------------===//
+// Grouped updates
+//
+// One rule with one learning rate and one set of hyper-parameters applied
+// to lists of parameters (--fluid-group-optimizer builds them): entry k is
+// the single op on the k-th parameter, gradient and state, and the results
+// are the lists of new parameters (then of new state) in the same order.
+// Every list has one entry per parameter; within an entry all tensors have
+// the parameter's type, and every entry has one element type. The cuda
+// backend runs a group as one multi-tensor kernel launch, the cpu backend
+// as a loop over the entries.
+//===----------------------------------------------------------------------===//
+
+class Fluid_GroupUpdateOp<string mnemonic, string single>
+    : Fluid_Op<mnemonic, [Pure, SameVariadicOperandSize,
+                          SameVariadicResultSize]> {
+  let summary = "fluid." # single # " on each entry of lists of parameters";
+  let hasVerifier = 1;
+}
+
+def Fluid_SgdGroupOp : Fluid_GroupUpdateOp<"sgd_group", "sgd"> {
+  let description = [{
+    ```mlir
+    %p:2 = fluid.sgd_group (%w, %b), (%gw, %gb), %lr {weight_decay = 1.0e-04 : f64}
+        : (tensor<16x8xf32>, tensor<16xf32>), tensor<f32>
+    ```
+  }];
+  let arguments = (ins
+    Variadic<Fluid_FloatTensor>:$params, Variadic<Fluid_FloatTensor>:$grads,
+    Fluid_ScalarTensor:$lr,
+    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+  let results = (outs Variadic<Fluid_FloatTensor>:$new_params);
+  let assemblyFormat = [{
+    `(` $params `)` `,` `(` $grads `)` `,` $lr attr-dict
+    `:` `(` type($params) `)` `,` type($lr)
+    custom<EntryTypes>(ref(type($params)), type($grads), type($new_params))
+  }];
+}
+
+def Fluid_MomentumGroupOp : Fluid_GroupUpdateOp<"momentum_group", "momentum"> {
+  let description = [{
+    ```mlir
+    %p:2, %v:2 = fluid.momentum_group (%w, %b), (%gw, %gb), (%vw, %vb), %lr {momentum = 0.9 : f64}
+        : (tensor<16x8xf32>, tensor<16xf32>), tensor<f32>
+    ```
+  }];
+  let arguments = (ins
+    Variadic<Fluid_FloatTensor>:$params, Variadic<Fluid_FloatTensor>:$grads,
+    Variadic<Fluid_FloatTensor>:$velocities, Fluid_ScalarTensor:$lr,
+    DefaultValuedAttr<F64Attr, "0.9">:$momentum,
+    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+    UnitAttr:$nesterov);
+  let results = (outs Variadic<Fluid_FloatTensor>:$new_params,
+                      Variadic<Fluid_FloatTensor>:$new_velocities);
+  let assemblyFormat = [{
+    `(` $params `)` `,` `(` $grads `)` `,` `(` $velocities `)` `,` $lr attr-dict
+    `:` `(` type($params) `)` `,` type($lr)
+    custom<EntryTypes>(ref(type($params)), type($grads), type($velocities),
+                       type($new_params), type($new_velocities))
+  }];
+}
+
+def Fluid_AdamGroupOp : Fluid_GroupUpdateOp<"adam_group", "adam"> {
+  let description = [{
+    ```mlir
+    %p:2, %m:2, %v:2 = fluid.adam_group (%w, %b), (%gw, %gb), (%mw, %mb), (%vw, %vb), %lr, %step {decoupled}
+        : (tensor<16x8xf32>, tensor<16xf32>), tensor<f32>, tensor<i64>
+    ```
+  }];
+  let arguments = (ins
+    Variadic<Fluid_FloatTensor>:$params, Variadic<Fluid_FloatTensor>:$grads,
+    Variadic<Fluid_FloatTensor>:$exp_avgs,
+    Variadic<Fluid_FloatTensor>:$exp_avg_sqs,
+    Fluid_ScalarTensor:$lr, Fluid_IntTensor:$step,
+    DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+    DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+    DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
+    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+    UnitAttr:$decoupled);
+  let results = (outs Variadic<Fluid_FloatTensor>:$new_params,
+                      Variadic<Fluid_FloatTensor>:$new_exp_avgs,
+                      Variadic<Fluid_FloatTensor>:$new_exp_avg_sqs);
+  let assemblyFormat = [{
+    `(` $params `)` `,` `(` $grads `)` `,` `(` $exp_avgs `)` `,`
+    `(` $exp_avg_sqs `)` `,` $lr `,` $step attr-dict
+    `:` `(` type($params) `)` `,` type($lr) `,` type($step)
+    custom<EntryTypes>(ref(type($params)), type($grads), type($exp_avgs),
+                       type($exp_avg_sqs), type($new_params),
+                       type($new_exp_avgs), type($new_exp_avg_sqs))
+  }];
+}

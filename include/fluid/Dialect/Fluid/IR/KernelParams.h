@@ -119,16 +119,18 @@ inline fluid_matmul_params matmulParams(MatmulOp op) {
   return {op.getTransposeLhs(), op.getTransposeRhs()};
 }
 
-inline fluid_sgd_params sgdParams(SgdOp op) {
+/// The parameter structs of the updates, single or grouped (the ops have
+/// the same attributes).
+template <typename Op> fluid_sgd_params sgdParams(Op op) {
   return {op.getWeightDecay().convertToDouble()};
 }
 
-inline fluid_momentum_params momentumParams(MomentumOp op) {
+template <typename Op> fluid_momentum_params momentumParams(Op op) {
   return {op.getMomentum().convertToDouble(),
           op.getWeightDecay().convertToDouble(), op.getNesterov()};
 }
 
-inline fluid_adam_params adamParams(AdamOp op) {
+template <typename Op> fluid_adam_params adamParams(Op op) {
   return {op.getBeta1().convertToDouble(), op.getBeta2().convertToDouble(),
           op.getEpsilon().convertToDouble(),
           op.getWeightDecay().convertToDouble(), op.getDecoupled()};

@@ -12,6 +12,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <optional>
+
 #include "fluid/Dialect/FluidRt/IR/FluidRtOpsDialect.h.inc"
 
 #define GET_OP_CLASSES
@@ -33,6 +35,13 @@ constexpr StringLiteral kWorkspaceLimitAttrName = "fluid_rt.workspace_limit";
 /// same on both backends (documented per entry point in the runtime's
 /// headers and tested in test/Runtime/*-in-place.py).
 bool mayWriteOverInput(StringRef kernel, unsigned output);
+
+/// For a grouped update (sgd_group, momentum_group, adam_group) with
+/// `outputs` outputs: the input whose buffer output `output` may be, the
+/// same entry's parameter (a new parameter) or state (new state); entries
+/// must not share buffers. None for other kernels.
+std::optional<unsigned> groupedInPlaceInput(StringRef kernel, unsigned outputs,
+                                            unsigned output);
 
 } // namespace mlir::fluid_rt
 
