@@ -7,11 +7,12 @@
 #   build/bench/: resnet50-cuda and resnet34-cuda (batch 128, 224x224, 1000
 #     classes, momentum SGD lr 0.1 momentum 0.9), for bench/resnet.sh, and
 #     NAME-{base,freed,planned,recompute}-cuda with their memory reports,
-#     for bench/memory.sh.
+#     for bench/memory.sh, and NAME-opt-{both,nofold,nogroup,neither}-cuda
+#     (the optimizer passes on and off), for bench/optimizer.sh.
 # Then run on the GPU machine (the device tool), carrying build/lib,
 # build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
 #   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh   and/or
-#   bash bench/memory.sh
+#   bash bench/memory.sh   and/or   bash bench/optimizer.sh
 #
 #   usage: scripts/gpu-prepare.sh [BUILD-DIR]
 set -euo pipefail
@@ -62,6 +63,21 @@ for config in $memory_configs; do
       --memory-report "$bench/$name-${variant%%:*}.report" \
       -o "$bench/$name-${variant%%:*}-cuda" --quiet
     echo "compiled $bench/$name-${variant%%:*}-cuda"
+  done
+done
+# bench/optimizer.sh: the optimizer passes on and off (momentum with weight
+# decay, as the issue's ablation).
+optimizer_configs="${FLUID_OPTIMIZER_CONFIGS:-resnet50-b128:resnet50 se_resnext50-b128:se_resnext50_32x4d}"
+for config in $optimizer_configs; do
+  IFS=: read -r name model <<< "$config"
+  "$bin/fluid-models" "$model" --batch 128 -o "$bench/$name.mlir"
+  for variant in "both:" "nofold:--no-fold-lr-math" \
+    "nogroup:--no-group-optimizer" \
+    "neither:--no-fold-lr-math --no-group-optimizer"; do
+    read -r -a flags <<< "${variant#*:}"
+    "$bin/fluid-compile" "$bench/$name.mlir" --training "$resnet weight-decay=1e-4" \
+      "${flags[@]}" -o "$bench/$name-opt-${variant%%:*}-cuda" --quiet
+    echo "compiled $bench/$name-opt-${variant%%:*}-cuda"
   done
 done
 info="compiled $(date -u '+%Y-%m-%d %H:%M UTC') from commit $(git -C "$root" rev-parse --short HEAD)"
