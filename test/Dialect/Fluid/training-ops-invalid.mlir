@@ -195,3 +195,69 @@ func.func @f(%p: tensor<4xf32>, %lr: tensor<2xf32>) {
   %0 = fluid.sgd %p, %p, %lr : tensor<4xf32>, tensor<2xf32>
   return
 }
+
+// -----
+
+// Grouped updates are verified entry by entry.
+func.func @f(%p: tensor<4xf32>, %q: tensor<3xf32>, %g: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'fluid.sgd_group' op entry 1: grads has type 'tensor<4xf32>', but the parameter is 'tensor<3xf32>'}}
+  %0:2 = "fluid.sgd_group"(%p, %q, %g, %g, %lr) : (tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %d: tensor<4xf64>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'fluid.sgd_group' op entry 1: the parameter has element type 'f64', but entry 0's is 'f32' (a group has one element type)}}
+  %0:2 = "fluid.sgd_group"(%p, %d, %p, %d, %lr) : (tensor<4xf32>, tensor<4xf64>, tensor<4xf32>, tensor<4xf64>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf64>)
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+2 {{'fluid.momentum_group' op has 8 operands; expected 3 lists of one tensor per parameter and 1 scalar}}
+  // A stray operand after the rate: the lists would shift.
+  %0:4 = "fluid.momentum_group"(%p, %p, %p, %p, %p, %p, %lr, %lr) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%lr: tensor<f32>) {
+  // expected-error @+1 {{'fluid.sgd_group' op needs at least one parameter}}
+  "fluid.sgd_group"(%lr) : (tensor<f32>) -> ()
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'fluid.momentum_group' op entry 0: new_velocities has type 'tensor<5xf32>', but the parameter is 'tensor<4xf32>'}}
+  %0:2 = "fluid.momentum_group"(%p, %p, %p, %lr) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<5xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %lr: tensor<f64>) {
+  // expected-error @+1 {{'fluid.momentum_group' op lr must have the parameter's element type 'f32', got 'f64'}}
+  %0:2, %1:2 = fluid.momentum_group (%p, %p), (%p, %p), (%p, %p), %lr : (tensor<4xf32>, tensor<4xf32>), tensor<f64>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{'fluid.adam_group' op step must be a tensor<i64>, got 'tensor<i32>'}}
+  %0, %1, %2 = fluid.adam_group (%p), (%p), (%p), (%p), %lr, %step : (tensor<4xf32>), tensor<f32>, tensor<i32>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
+  // expected-error @+1 {{'fluid.adam_group' op 'beta2' must be in [0, 1], got 1.5}}
+  %0, %1, %2 = fluid.adam_group (%p), (%p), (%p), (%p), %lr, %step {beta2 = 1.5 : f64} : (tensor<4xf32>), tensor<f32>, tensor<i64>
+  return
+}

@@ -87,3 +87,15 @@ func.func @updates(%p: tensor<8x4xf32>, %g: tensor<8x4xf32>, %lr: tensor<f32>, %
   %2:3 = fluid.adam %p, %g, %p, %p, %lr, %step {decoupled, weight_decay = 0.01 : f64} : tensor<8x4xf32>, tensor<f32>, tensor<i64>
   return
 }
+
+// Grouped updates: lists of parameters, gradients and state, one rate.
+// CHECK-LABEL: func.func @groups
+// CHECK: %{{.+}}:2 = fluid.sgd_group(%{{.+}}, %{{.+}}), (%{{.+}}, %{{.+}}), %{{.+}} {weight_decay = 1.000000e-04 : f64} : (tensor<16x8xf32>, tensor<16xf32>), tensor<f32>
+// CHECK: %{{.+}}:2, %{{.+}}:2 = fluid.momentum_group(%{{.+}}, %{{.+}}), (%{{.+}}, %{{.+}}), (%{{.+}}, %{{.+}}), %{{.+}} {nesterov} : (tensor<16x8xf32>, tensor<16xf32>), tensor<f32>
+// CHECK: %{{.+}}, %{{.+}}, %{{.+}} = fluid.adam_group(%{{.+}}), (%{{.+}}), (%{{.+}}), (%{{.+}}), %{{.+}}, %{{.+}} {decoupled} : (tensor<16xf32>), tensor<f32>, tensor<i64>
+func.func @groups(%w: tensor<16x8xf32>, %b: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i64>) -> (tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %p:2 = fluid.sgd_group (%w, %b), (%w, %b), %lr {weight_decay = 1.0e-4 : f64} : (tensor<16x8xf32>, tensor<16xf32>), tensor<f32>
+  %q:2, %v:2 = fluid.momentum_group (%p#0, %p#1), (%w, %b), (%w, %b), %lr {nesterov} : (tensor<16x8xf32>, tensor<16xf32>), tensor<f32>
+  %r, %m, %s = fluid.adam_group (%q#1), (%b), (%b), (%b), %lr, %step {decoupled} : (tensor<16xf32>), tensor<f32>, tensor<i64>
+  return %q#0, %r, %v#1 : tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>
+}
