@@ -129,9 +129,14 @@ static cl::opt<std::string>
         cl::desc("The C++ compiler (default: $CXX, else the one Fluid was "
                  "built with, else c++)"),
         cl::value_desc("PROGRAM"), cl::cat(compileCategory));
-static cl::opt<std::string>
-    optLevel("opt", cl::desc("Optimization flag for the C++ compiler"),
-             cl::init("-O1"), cl::cat(compileCategory));
+// The emitted code is a sequence of runtime calls (the kernels are in
+// libfluid_runtime, compiled -O3): optimizing it saves nothing measurable
+// and costs most of the compile time on large models.
+static cl::opt<std::string> optLevel(
+    "opt",
+    cl::desc("Optimization flag for the C++ compiler (default -O0: the "
+             "emitted code only calls the runtime's kernels)"),
+    cl::init("-O0"), cl::cat(compileCategory));
 static cl::opt<std::string> runtimeInclude(
     "runtime-include-dir",
     cl::desc("Folder holding fluid/runtime/*.h (default: this build's)"),
