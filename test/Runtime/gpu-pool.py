@@ -7,10 +7,19 @@ dilation (max), count_include_pad on and off (avg), a 1x1 kernel, a
 window as large as the padded input, NaN inputs and ties (the pick of
 max pooling's gradient), and ResNet's stem and a large plane.
 
+Max pooling's row-tile kernels (a tile of rows of a plane per block)
+get planes of several tiles whose boundaries fall on odd rows, with
+padding at both ends, ceil mode, rows no window reads, kernels covered
+by one, two or more windows per axis, plane offsets not 16-byte aligned,
+and a tensor of more than 2^31 elements (small planes: plane offsets
+need 64 bits, offsets inside a plane do not), whose first and last
+planes are checked.
+
 The forwards walk the cpu's taps in its order and the gradients gather,
 adding in the cpu's order, so f64 and f32 results are expected bitwise
-equal (the note of each case says); they are checked at f64 rtol 1e-12
-and f32 rtol 1e-5. Errors get the cpu backend's messages.
+equal: max pooling's must be, average pooling's are checked at f64 rtol
+1e-12 and f32 rtol 1e-5 (the note of each case says whether they were).
+Errors get the cpu backend's messages.
 """
 
 import importlib
@@ -21,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 harness = importlib.import_module("gpu-elementwise")
+fluidcuda = harness.fluidcuda
 Out, run_both = harness.Out, harness.run_both
 MaxPool2dParams = harness.MaxPool2dParams
 AvgPool2dParams = harness.AvgPool2dParams
@@ -54,6 +64,27 @@ DILATED = [
     ("dilation 2", [2, 3, 11, 11], [3, 3], [1, 1], [2, 2, 2, 2], [2, 2], 0),
     ("dilation 2x3 ceil", [1, 2, 13, 14], [2, 3], [2, 2], [1, 0, 0, 2],
      [2, 3], 1),
+]
+# Max pooling only: planes of several row tiles (about 4096 input cells
+# per gradient tile, 1024 outputs per forward tile), tile boundaries on
+# odd rows, plane sizes odd (plane offsets not 16-byte aligned).
+TILED = [
+    ("tiles 3x3 s2 ceil", [2, 3, 301, 33], [3, 3], [2, 2], [1, 1, 1, 1],
+     [1, 1], 1),
+    ("tiles asymmetric padding", [1, 2, 257, 100], [3, 3], [2, 2],
+     [0, 1, 2, 0], [1, 1], 0),
+    ("tiles 3x3 s1", [1, 3, 150, 64], [3, 3], [1, 1], [1, 1, 1, 1],
+     [1, 1], 0),
+    ("tiles 2x2 s2", [2, 2, 130, 64], [2, 2], [2, 2], [0, 0, 0, 0], [1, 1],
+     0),
+    ("tiles stride > kernel", [1, 2, 200, 51], [2, 2], [3, 3],
+     [1, 0, 0, 1], [1, 1], 1),
+    ("tiles 5x4 s2x3", [1, 2, 203, 41], [5, 4], [2, 3], [2, 1, 2, 3],
+     [1, 1], 1),
+    ("tiles dilation 2", [1, 2, 203, 41], [3, 3], [2, 2], [2, 2, 2, 2],
+     [2, 2], 1),
+    ("tiles wide rows", [1, 2, 40, 3001], [3, 3], [2, 2], [1, 1, 1, 1],
+     [1, 1], 0),
 ]
 
 
@@ -93,7 +124,77 @@ def max_case(h, window, dtype, ties=False):
         results = run_both(h, "max_pool2d", x, Out(out, dtype), params)
         results += run_both(h, "max_pool2d_grad", g, x, Out(shape, dtype),
                             params)
-        return harness.compare(results)
+        note = harness.compare(results)
+        if note != "bitwise equal":
+            raise AssertionError(f"max pooling {note}, not bitwise equal")
+        return note
+    return body
+
+
+# More elements than 32-bit offsets reach.
+LARGE_ELEMENTS = 1 << 31
+
+
+def large_tensor_case(h):
+    """3x3 s2 p1 over 9x9 planes, 2^31 + 1 elements or more in all:
+    zeros but the first and last planes, which are compared with the
+    cpu's (bitwise, f32). Needs 23 GB of device memory."""
+    dtype, side, edge = np.float32, 9, 3
+
+    def body():
+        channels = -(-LARGE_ELEMENTS // (2 * side * side)) + 1
+        shape = [2, channels, side, side]
+        planes = 2 * channels
+        params = MaxPool2dParams([3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 0)
+        out = output_shape(shape, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 0)
+        ctx, lib = h.ctx, h.lib
+        x = fluidcuda.DeviceTensor(ctx, shape, dtype)
+        g = fluidcuda.DeviceTensor(ctx, out, dtype)
+        y = fluidcuda.DeviceTensor(ctx, out, dtype)
+        gx = fluidcuda.DeviceTensor(ctx, shape, dtype)
+        try:
+            xs = pool_input(h, [2 * edge, side, side], dtype, None)
+            gs = h.randn(2 * edge, out[2], out[3], dtype=dtype)
+
+            def edges(t, array=None):
+                """Writes `array` into, or reads, the first and last
+                `edge` planes of t."""
+                plane = t.nbytes // planes
+                host = np.empty((2 * edge,) + t.shape[2:], dtype) \
+                    if array is None else np.ascontiguousarray(array)
+                for k, first in enumerate([0, planes - edge]):
+                    device = t.pointer + first * plane
+                    piece = host[k * edge:(k + 1) * edge]
+                    if array is None:
+                        ctx.check(lib.fluid_cuda_copy_to_host(
+                            ctx.handle, piece.ctypes.data, device,
+                            edge * plane))
+                    else:
+                        ctx.check(lib.fluid_cuda_copy_to_device(
+                            ctx.handle, device, piece.ctypes.data,
+                            edge * plane))
+                return host
+            for t, array in [(x, xs), (g, gs)]:
+                ctx.check(lib.fluid_cuda_memset_zero(ctx.handle, t.pointer,
+                                                     t.nbytes))
+                edges(t, array)
+            ctx("max_pool2d", x, y, params)
+            ctx("max_pool2d_grad", g, x, gx, params)
+            got = [edges(y), edges(gx)]
+        finally:
+            for t in (x, g, y, gx):
+                t.free()
+        cpu_x = xs.reshape([1, 2 * edge, side, side])
+        want_y = np.empty([1, 2 * edge] + out[2:], dtype)
+        want_gx = np.empty_like(cpu_x)
+        fluidcuda.cpu(lib, "max_pool2d", cpu_x, want_y, params)
+        fluidcuda.cpu(lib, "max_pool2d_grad",
+                      gs.reshape(want_y.shape), cpu_x, want_gx, params)
+        for name, want, have in [("output", want_y, got[0]),
+                                 ("grad_input", want_gx, got[1])]:
+            if not harness.bitwise_equal(have.reshape(want.shape), want):
+                raise AssertionError(f"{name} of the edge planes differs")
+        return f"{planes * side * side:,} elements, bitwise equal"
     return body
 
 
@@ -159,10 +260,10 @@ def error_cases(h):
 def main():
     h = harness.Harness(sys.argv)
     for mode, dtype in harness.FLOATS:
-        for window in WINDOWS + DILATED:
+        for window in WINDOWS + DILATED + TILED:
             h.case(f"max_pool2d {mode} {window[0]} {window[1]}",
                    max_case(h, window, dtype))
-        for window in WINDOWS[:6]:
+        for window in WINDOWS[:6] + TILED:
             h.case(f"max_pool2d {mode} {window[0]} ties",
                    max_case(h, window, dtype, ties=True))
             h.case(f"max_pool2d {mode} {window[0]} NaNs",
@@ -172,6 +273,7 @@ def main():
                 h.case(f"avg_pool2d {mode} {window[0]} {window[1]} "
                        f"count_include_pad={int(include)}",
                        avg_case(h, window, dtype, include))
+    h.case("max_pool2d f32 more than 2^31 elements", large_tensor_case(h))
     error_cases(h)
     h.finish()
 

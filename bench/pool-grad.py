@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""How close max pooling and its gradient on the cuda backend come to the
+device's copy bandwidth, on ResNet-50's stem at batch 128: input
+[128, 64, 112, 112] f32, kernel 3x3, stride 2, padding 1, output
+[128, 64, 56, 56].
+
+On the GPU machine, with the runtime built with CUDA:
+
+  usage: python3 bench/pool-grad.py build/lib/libfluid_runtime.so
+
+Measures, with CUDA events on the context's stream, each call timed
+alone after a 1 GiB memset that keeps the stream busy while the host
+queues the call (so that host time does not show), median (min-max) of
+30 after 5 warm-ups:
+- the copy bandwidth: a 1 GiB device-to-device cudaMemcpyAsync, bytes read
+  plus bytes written over the time;
+- fluid_cuda_max_pool2d: at least 514 MB moved (read the input, write the
+  output);
+- fluid_cuda_max_pool2d_grad, the whole call: at least 925 MB moved (read
+  the input and grad_output, write grad_input; the windows' picks are
+  recomputed from the input, not stored);
+- if PyTorch is importable by TORCH_PYTHON (default
+  /opt/torch/.venv/bin/python, in a separate process),
+  torch.nn.functional.max_pool2d without autograd, the backward op
+  max_pool2d_with_indices_backward alone (it reads grad_output and the
+  int64 indices and writes grad_input: 719 MB) and forward + backward
+  through autograd (the forward also writes the indices).
+Prints a Markdown table: bytes moved at least, time, GB/s and the
+fraction of the copy bandwidth, and checks that grad_input sums to what
+grad_output does.
+"""
+
+import ctypes
+import importlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "test", "Runtime", "lib"))
+group = importlib.import_module("optimizer-group")
+import fluidcuda  # noqa: E402
+
+VOID_P, I32, I64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64
+TENSOR = fluidcuda.TENSOR
+MEMCPY_DEVICE_TO_DEVICE = 3
+SHAPE = (128, 64, 112, 112)
+OUT_SHAPE = (128, 64, 56, 56)
+RUNS, WARMUP = 30, 5
+SPACER_BYTES = 1 << 30
+TORCH_PYTHON = os.environ.get("TORCH_PYTHON", "/opt/torch/.venv/bin/python")
+
+
+class MaxPool2dParams(ctypes.Structure):
+    _fields_ = [("kernel", I64 * 2), ("strides", I64 * 2),
+                ("padding", I64 * 4), ("dilation", I64 * 2),
+                ("ceil_mode", I32)]
+
+
+def nbytes(shape, itemsize=4):
+    return int(np.prod(shape)) * itemsize
+
+
+class Timer:
+    """Device time of one call: a memset of `SPACER_BYTES` first keeps the
+    stream busy while the events and the call are queued."""
+
+    def __init__(self, ctx, cuda):
+        self.cuda = cuda
+        self.scratch = ctx.malloc(SPACER_BYTES)
+        cudart = cuda.cudart
+        cudart.cudaMemsetAsync.argtypes = [VOID_P, ctypes.c_int,
+                                           ctypes.c_size_t, VOID_P]
+        cudart.cudaMemsetAsync.restype = ctypes.c_int
+
+    def spacer(self):
+        self.cuda.check(self.cuda.cudart.cudaMemsetAsync(
+            self.scratch, 0, SPACER_BYTES, self.cuda.stream),
+            "cudaMemsetAsync")
+
+    def measure(self, work, runs=RUNS, warmup=WARMUP):
+        for _ in range(warmup):
+            work()
+        times = []
+        for _ in range(runs):
+            self.spacer()
+            times.append(self.cuda.time_ms(work))
+        return group.summary(times)
+
+
+def copy_bandwidth(ctx, cuda, timer):
+    size = 1 << 30
+    source, destination = ctx.malloc(size), ctx.malloc(size)
+    ctx.check(ctx.lib.fluid_cuda_memset_zero(ctx.handle, source, size))
+
+    def copy():
+        cuda.check(cuda.cudart.cudaMemcpyAsync(
+            destination, source, size, MEMCPY_DEVICE_TO_DEVICE, cuda.stream),
+            "cudaMemcpyAsync")
+    result = timer.measure(copy, runs=20, warmup=3)
+    for pointer in (source, destination):
+        ctx.lib.fluid_cuda_free(ctx.handle, pointer)
+    return 2 * size, result
+
+
+TORCH_SCRIPT = r"""
+import json, statistics, torch
+import torch.nn.functional as F
+x = torch.randn(%(shape)s, device="cuda")
+g = torch.randn(%(out_shape)s, device="cuda")
+scratch = torch.empty(%(spacer)d // 4, device="cuda")
+def timed(fn, runs=%(runs)d, warmup=%(warmup)d):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        scratch.zero_()
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return [statistics.median(times), min(times), max(times)]
+with torch.no_grad():
+    forward = timed(lambda: F.max_pool2d(x, 3, 2, 1))
+    _, indices = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    backward = timed(lambda: torch.ops.aten.max_pool2d_with_indices_backward(
+        g, x, [3, 3], [2, 2], [1, 1], [1, 1], False, indices))
+leaf = x.detach().requires_grad_()
+def both():
+    leaf.grad = None
+    F.max_pool2d(leaf, 3, 2, 1).backward(g)
+print(json.dumps({"version": torch.__version__, "forward": forward,
+                  "backward": backward, "both": timed(both)}))
+"""
+
+
+def torch_rows():
+    """PyTorch's rows, or a line saying why there are none."""
+    if not os.path.exists(TORCH_PYTHON):
+        return [], f"PyTorch not measured: no {TORCH_PYTHON}"
+    script = TORCH_SCRIPT % {"shape": SHAPE, "out_shape": OUT_SHAPE,
+                             "spacer": SPACER_BYTES, "runs": RUNS,
+                             "warmup": WARMUP}
+    result = None
+    try:
+        result = subprocess.run([TORCH_PYTHON, "-c", script],
+                                capture_output=True, text=True, timeout=300)
+        data = json.loads(result.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError,
+            IndexError) as error:
+        detail = result.stderr.strip()[-500:] if result is not None else ""
+        return [], f"PyTorch not measured: {error} {detail}"
+    indices = nbytes(OUT_SHAPE, 8)
+    forward_bytes = nbytes(SHAPE) + nbytes(OUT_SHAPE)
+    backward_bytes = nbytes(OUT_SHAPE) + indices + nbytes(SHAPE)
+    version = data["version"]
+    return [
+        (f"PyTorch {version} max_pool2d, no autograd", forward_bytes,
+         tuple(data["forward"])),
+        (f"PyTorch {version} max_pool2d_with_indices_backward",
+         backward_bytes, tuple(data["backward"])),
+        (f"PyTorch {version} max_pool2d forward + backward (autograd)",
+         forward_bytes + indices + backward_bytes, tuple(data["both"])),
+    ], None
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: {sys.argv[0]} path/to/libfluid_runtime.so")
+    lib = fluidcuda.load(sys.argv[1])
+    lib.fluid_cuda_max_pool2d.restype = I32
+    lib.fluid_cuda_max_pool2d.argtypes = [VOID_P, TENSOR, TENSOR,
+                                          ctypes.POINTER(MaxPool2dParams)]
+    lib.fluid_cuda_max_pool2d_grad.restype = I32
+    lib.fluid_cuda_max_pool2d_grad.argtypes = [
+        VOID_P, TENSOR, TENSOR, TENSOR, ctypes.POINTER(MaxPool2dParams)]
+    params = MaxPool2dParams((I64 * 2)(3, 3), (I64 * 2)(2, 2),
+                             (I64 * 4)(1, 1, 1, 1), (I64 * 2)(1, 1), 0)
+    rng = np.random.default_rng(0)
+
+    with fluidcuda.Context(lib) as ctx:
+        cuda = group.Cuda(group.load_cudart(), ctx.stream())
+        timer = Timer(ctx, cuda)
+        copy_bytes, copy_time = copy_bandwidth(ctx, cuda, timer)
+        copy_rate = copy_bytes / (copy_time[0] * 1e-3)
+        x = ctx.upload(rng.standard_normal(SHAPE, np.float32))
+        g = ctx.upload(rng.standard_normal(OUT_SHAPE, np.float32))
+        y = fluidcuda.DeviceTensor(ctx, OUT_SHAPE, np.float32)
+        gx = fluidcuda.DeviceTensor(ctx, SHAPE, np.float32)
+        handle, p = ctx.handle, ctypes.byref(params)
+
+        def forward():
+            ctx.check(lib.fluid_cuda_max_pool2d(
+                handle, ctypes.byref(x.desc), ctypes.byref(y.desc), p))
+
+        def backward():
+            ctx.check(lib.fluid_cuda_max_pool2d_grad(
+                handle, ctypes.byref(g.desc), ctypes.byref(x.desc),
+                ctypes.byref(gx.desc), p))
+        forward_bytes = nbytes(SHAPE) + nbytes(OUT_SHAPE)
+        backward_bytes = 2 * nbytes(SHAPE) + nbytes(OUT_SHAPE)
+        forward_time = timer.measure(forward)
+        backward_time = timer.measure(backward)
+        ctx.synchronize()
+        # Each window sends its gradient to one cell.
+        grad_sum = float(gx.download().sum(dtype=np.float64))
+        out_sum = float(g.download().sum(dtype=np.float64))
+        for t in (x, g, y, gx):
+            t.free()
+    rows = [("device-to-device copy of 1 GiB", copy_bytes, copy_time),
+            ("fluid max_pool2d", forward_bytes, forward_time),
+            ("fluid max_pool2d_grad (whole call)", backward_bytes,
+             backward_time),
+            ("fluid max_pool2d + max_pool2d_grad (sum of medians)",
+             forward_bytes + backward_bytes,
+             (forward_time[0] + backward_time[0],
+              forward_time[1] + backward_time[1],
+              forward_time[2] + backward_time[2]))]
+    extra, why_not = torch_rows()
+    rows += extra
+
+    print(f"{group.device_name()}; max pooling 3x3 s2 p1 of f32 "
+          f"{list(SHAPE)} -> {list(OUT_SHAPE)}; CUDA event times, median "
+          f"(min-max) of {RUNS}; bytes: the least each call must move.\n")
+    print("| measurement | bytes moved | time (ms) | GB/s | of copy "
+          "bandwidth |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for name, moved, (median, low, high) in rows:
+        rate = moved / (median * 1e-3)
+        print(f"| {name} | {moved / 1e6:,.1f} MB | {median:.4f} "
+              f"({low:.4f}-{high:.4f}) | {rate / 1e9:,.0f} | "
+              f"{rate / copy_rate:.1%} |")
+    if why_not:
+        print(f"\n{why_not}")
+    target = backward_bytes / (0.7 * copy_rate)
+    print(f"\n70% of the copy bandwidth on max_pool2d_grad: "
+          f"{target * 1e3:.4f} ms or less; measured {backward_time[0]:.4f} "
+          f"ms.")
+    print(f"Check: sum(grad_input) - sum(grad_output) = "
+          f"{grad_sum - out_sum:.3e} (sum(grad_output) = {out_sum:.3e}).")
+
+
+if __name__ == "__main__":
+    main()
