@@ -110,7 +110,9 @@ struct ConstTensor {
     tensor.type = om::DataType::Int64;
     tensor.shape.assign(shape.begin(), shape.end());
     tensor.bytes.resize(values.size() * 8);
-    std::memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
+    // memcpy must not see the null data of an empty list.
+    if (!values.empty())
+      std::memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
     return tensor;
   }
 };
@@ -1907,7 +1909,8 @@ LogicalResult FunctionImporter::importConstant(const om::Node &node) {
     result.type = om::DataType::Float;
     result.shape.assign(shape.begin(), shape.end());
     result.bytes.resize(values.size() * 4);
-    std::memcpy(result.bytes.data(), values.data(), result.bytes.size());
+    if (!values.empty())
+      std::memcpy(result.bytes.data(), values.data(), result.bytes.size());
   };
   if (attr.name == "value" && attr.kind == om::Attribute::Kind::Tensor) {
     if (!attr.t.hasData)
