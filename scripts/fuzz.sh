@@ -99,6 +99,10 @@ for target in "${targets[@]}"; do
   log="$build/logs/$target.log"
   mkdir -p "$corpus" "$crashes" "$build/logs"
   cp -n "$root/fuzz/corpus/$target/"* "$corpus/"
+  # Inputs that once failed (kept by hand, not by make-corpus.py).
+  if [ -d "$root/fuzz/regressions/$target" ]; then
+    cp -n "$root/fuzz/regressions/$target/"* "$corpus/"
+  fi
   args=(-max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048
     -print_final_stats=1 -close_fd_mask=3 -artifact_prefix="$crashes/")
   [ -z "$runs" ] || args+=(-runs="$runs")
