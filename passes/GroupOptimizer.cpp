@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/OperationSupport.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/bit.h"
@@ -41,18 +42,17 @@ bool sameScalar(Value a, Value b, int depth = 8) {
   if (a == b)
     return true;
   Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
-  if (!x || !y || depth == 0 || x->getName() != y->getName() ||
-      x->getNumResults() != 1 || y->getNumResults() != 1 ||
-      !isMemoryEffectFree(x) || !isMemoryEffectFree(y) || x->getNumRegions() ||
-      y->getNumRegions() ||
-      x->getRawDictionaryAttrs() != y->getRawDictionaryAttrs() ||
-      x->getPropertiesAsAttribute() != y->getPropertiesAsAttribute() ||
-      a.getType() != b.getType() || x->getNumOperands() != y->getNumOperands())
+  if (!x || !y || depth == 0 || !isMemoryEffectFree(x) ||
+      !isMemoryEffectFree(y) || x->getNumRegions() || y->getNumRegions() ||
+      cast<OpResult>(a).getResultNumber() !=
+          cast<OpResult>(b).getResultNumber())
     return false;
-  for (auto [p, q] : llvm::zip(x->getOperands(), y->getOperands()))
-    if (!sameScalar(p, q, depth - 1))
-      return false;
-  return true;
+  // Same name, attributes, properties and result types; operands compared
+  // by this function, one level down.
+  return OperationEquivalence::isEquivalentTo(
+      x, y,
+      [&](Value p, Value q) { return success(sameScalar(p, q, depth - 1)); },
+      /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
 }
 
 /// What a single update shares with the others of its group.
