@@ -129,9 +129,12 @@ LogicalResult FunctionBufferizer::convert(Operation *op) {
       dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute());
   NamedAttrList attrs(params ? params : builder.getDictionaryAttr({}));
   attrs.append(op->getDiscardableAttrDictionary().getValue());
-  fluid_rt::LaunchOp::create(builder, loc, op->getName().stripDialect(), inputs,
-                             outputs,
-                             attrs.getDictionary(builder.getContext()));
+  auto launch = fluid_rt::LaunchOp::create(
+      builder, loc, op->getName().stripDialect(), inputs, outputs,
+      attrs.getDictionary(builder.getContext()));
+  // A fused region keeps its body (tensor ops on the inputs' tensors).
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    launch.getBody().takeBody(fusion.getBody());
   return success();
 }
 

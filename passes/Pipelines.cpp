@@ -137,4 +137,18 @@ void mlir::fluid::registerFluidPipelines() {
         return buildTrainingPipeline(pm, options, errorHandler);
       },
       [](function_ref<void(const detail::PassOptions &)>) {});
+  registerPassPipeline(
+      "fluid-lower-gpu-kernels",
+      "Lower the gpu.module of --fluid-generate-gpu-kernels to PTX for sm_90 "
+      "(nvvm-attach-target, convert-scf-to-cf, convert-gpu-to-nvvm with bare "
+      "pointers, gpu-module-to-binary{format=isa}); libdevice from "
+      "$CUDA_HOME or /usr/local/cuda",
+      [](OpPassManager &pm, StringRef options,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        if (!options.trim().empty())
+          return errorHandler("takes no options");
+        buildGpuLoweringPipeline(pm, defaultCudaToolkitPath());
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)>) {});
 }

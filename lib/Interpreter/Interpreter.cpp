@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cstring>
@@ -62,6 +63,9 @@ private:
   LogicalResult check(Operation *op, fluid_status status);
 
   LogicalResult constant(ConstantOp op);
+  /// Runs a fused region's body op by op (each with its cpu kernel), so
+  /// that a program's results do not depend on what was fused.
+  LogicalResult fusion(FusionOp op);
 
   ParamStore &params;
   bool poisonMemory;
@@ -251,6 +255,8 @@ LogicalResult FunctionRun::execute(Operation *op) {
   }
   if (auto constantOp = dyn_cast<ConstantOp>(op))
     return constant(constantOp);
+  if (auto fused = dyn_cast<FusionOp>(op))
+    return fusion(fused);
   if (isa<ReshapeOp, FlattenOp>(op)) {
     // Same elements, new shape: the storage is shared, not copied.
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
@@ -553,6 +559,32 @@ LogicalResult FunctionRun::execute(Operation *op) {
     return op->emitError() << "the interpreter does not run '" << op->getName()
                            << "'";
   return check(op, status);
+}
+
+LogicalResult FunctionRun::fusion(FusionOp op) {
+  Block &body = op.getBodyBlock();
+  for (auto [arg, input] : llvm::zip(body.getArguments(), op.getInputs()))
+    values[arg] = values.lookup(input);
+  llvm::scope_exit forget([&] {
+    for (Value arg : body.getArguments())
+      values.erase(arg);
+    for (Operation &inner : body)
+      for (Value v : inner.getResults())
+        values.erase(v);
+  });
+  for (Operation &inner : body.without_terminator())
+    if (failed(execute(&inner)))
+      return failure();
+  for (auto [result, yielded] :
+       llvm::zip(op.getResults(), op.getYield().getValues())) {
+    HostTensor value = values.lookup(yielded);
+    // A launch's output buffer is mapped already: the value goes there.
+    if (HostTensor preset = values.lookup(result); !preset.isNull())
+      std::memcpy(preset.data(), value.data(), value.getByteSize());
+    else
+      values[result] = value;
+  }
+  return success();
 }
 
 FailureOr<SmallVector<HostTensor>> FunctionRun::run(func::FuncOp func,

@@ -26,9 +26,11 @@
 #include "fluid/Dialect/Fluid/IR/KernelParams.h"
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 #include "fluid/Support/Text.h"
+#include "fluid/Target/FusedKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
@@ -184,6 +186,19 @@ bool isArena(Operation *op) {
 struct StaticData {
   std::map<std::string, std::string> names;
   std::vector<std::pair<std::string, std::string>> ordered;
+  /// Generated kernels (cpu): definition -> name, in order; equal regions
+  /// share one.
+  std::map<std::string, std::string> kernelNames;
+  std::vector<std::pair<std::string, std::string>> kernels;
+  /// Whether the module carries the PTX of its generated kernels.
+  bool hasGpuKernels = false;
+  std::string addKernel(const std::string &definition) {
+    auto [it, inserted] = kernelNames.insert(
+        {definition, "fused" + std::to_string(kernels.size())});
+    if (inserted)
+      kernels.push_back({it->second, definition});
+    return it->second;
+  }
 
   size_t size() const { return ordered.size(); }
   /// The name of `key`'s data, added as `name` if new.
@@ -228,6 +243,8 @@ public:
   int64_t classes = 0;
 
 private:
+  /// Whether a launch calls a generated GPU kernel (loaded at Initialize).
+  bool usesGpuKernels = false;
   LogicalResult emitOp(Operation *op);
   LogicalResult emitLaunch(fluid_rt::LaunchOp launch);
   LogicalResult emitConstant(fluid_rt::LaunchOp launch);
@@ -245,6 +262,11 @@ private:
                           const std::string &initializer);
   void addCall(Operation *op, StringRef kernel, StringRef kernelName,
                ArrayRef<std::string> arguments);
+  /// A launch whose call is `call` (a generated kernel's).
+  void addLaunch(Operation *op, StringRef kernelName, const std::string &call);
+  LogicalResult emitFusion(fluid_rt::LaunchOp launch, FusionOp fusion,
+                           ArrayRef<std::string> inputs,
+                           ArrayRef<std::string> outputs);
   /// A call of the runtime that is not a launch (allocation, release).
   void addRuntimeCall(Operation *op, StringRef entry,
                       ArrayRef<std::string> arguments);
@@ -371,8 +393,63 @@ void FunctionEmitter::addRuntimeCall(Operation *op, StringRef entry,
 void FunctionEmitter::addCall(Operation *op, StringRef kernel,
                               StringRef kernelName,
                               ArrayRef<std::string> callArguments) {
+  addLaunch(op, kernelName, callText(kernel, callArguments));
+}
+
+LogicalResult FunctionEmitter::emitFusion(fluid_rt::LaunchOp launch,
+                                          FusionOp fusion,
+                                          ArrayRef<std::string> inputs,
+                                          ArrayRef<std::string> outputs) {
+  std::string index = std::to_string(launches.size());
+  std::string in = "fusedIn" + index, out = "fusedOut" + index;
+  auto list = [](ArrayRef<std::string> names) {
+    std::string text;
+    for (auto [i, name] : llvm::enumerate(names))
+      text += (i ? ", " : "") + name;
+    return text.empty() ? std::string("nullptr") : text;
+  };
+  if (options.backend == EmitBackend::Cuda) {
+    auto kernel =
+        launch->getAttrOfType<StringAttr>(fluid_rt::kGpuKernelAttrName);
+    if (!kernel || !sharedData.hasGpuKernels)
+      return launch.emitError()
+             << "a fused region on the cuda backend needs its generated "
+                "kernel: run --fluid-generate-gpu-kernels and "
+                "--fluid-lower-gpu-kernels first";
+    SmallVector<std::string> all(inputs);
+    all.append(outputs.begin(), outputs.end());
+    std::string args = "fusedArgs" + index;
+    line("  const fluid_tensor *const " + args + "[] = {" + list(all) + "};");
+    int64_t count =
+        cast<RankedTensorType>(fusion.getResult(0).getType()).getNumElements();
+    int64_t width = fusedVectorWidth(fusion);
+    std::string mask;
+    for (bool vector : fusedVectorOperands(fusion))
+      mask += vector ? '1' : '0';
+    std::string name = kernel.getValue().str();
+    usesGpuKernels = true;
+    addLaunch(launch, "fusion",
+              "launchGenerated(context, " + quoted(name) + ", " +
+                  (width > 1 ? quoted(name + kVectorSuffix) : "nullptr") +
+                  ", " + std::to_string(std::max<int64_t>(count, 1)) + ", " +
+                  std::to_string(width) + ", " + args + ", " +
+                  std::to_string(all.size()) + ", " + quoted(mask) + ")");
+    return success();
+  }
+  FailureOr<std::string> definition =
+      emitCpuFusedKernel(fusion, "FLUID_FUSED_KERNEL");
+  if (failed(definition))
+    return failure();
+  std::string name = sharedData.addKernel(*definition);
+  line("  const fluid_tensor *const " + in + "[] = {" + list(inputs) + "};");
+  line("  fluid_tensor *const " + out + "[] = {" + list(outputs) + "};");
+  addLaunch(launch, "fusion", name + "(" + in + ", " + out + ")");
+  return success();
+}
+
+void FunctionEmitter::addLaunch(Operation *op, StringRef kernelName,
+                                const std::string &call) {
   std::string location = locationText(op->getLoc());
-  std::string call = callText(kernel, callArguments);
   int64_t index = static_cast<int64_t>(launches.size());
   std::string line =
       "  FLUID_LAUNCH(" + std::to_string(index) + ", " + call + ");";
@@ -456,6 +533,8 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
       return launch.emitError() << "cannot emit an output of this launch";
     outputs.push_back("&" + *name);
   }
+  if (auto fusion = dyn_cast<FusionOp>(tensorOp))
+    return emitFusion(launch, fusion, inputs, outputs);
   int64_t rank = 0;
   if (tensorOp->getNumResults())
     rank = cast<ShapedType>(tensorOp->getResult(0).getType()).getRank();
@@ -829,6 +908,10 @@ void FunctionEmitter::write(raw_ostream &os) {
   signature("Initialize");
   os << "  void *const *B = memory->buffers;\n"
         "  (void)env;\n  (void)B;\n";
+  if (usesGpuKernels)
+    os << "  FLUID_CHECK(fluid_cuda_load_generated(\n"
+          "      static_cast<fluid_cuda_context *>(env->backend_context), "
+          "kGpuKernels));\n";
   for (const std::string &line : initializeBody)
     os << line << "\n";
   if (options.backend == EmitBackend::Cuda)
@@ -953,6 +1036,29 @@ fluid_status copyConstant(const fluid_program_env *env, void *buffer,
 }
 )cpp";
 
+constexpr const char *kLaunchGenerated = R"cpp(
+/// Launches generated kernel `name` over `count` elements, or its vector
+/// variant `vectorName` (`width` elements per step) when every operand it
+/// moves as vectors (`mask`: '1' per such tensor) is 16-byte aligned.
+fluid_status launchGenerated(fluid_cuda_context *context, const char *name,
+                             const char *vectorName, int64_t count,
+                             int64_t width, const fluid_tensor *const *tensors,
+                             int64_t tensorCount, const char *mask) {
+  bool vector = vectorName != nullptr;
+  for (int64_t k = 0; vector && k < tensorCount; ++k)
+    if (mask[k] == '1' &&
+        reinterpret_cast<std::uintptr_t>(tensors[k]->data) % 16 != 0)
+      vector = false;
+  int64_t items = vector ? count / width : count;
+  int64_t blocks = (items + 255) / 256;
+  if (blocks > 8192)
+    blocks = 8192; // a grid-stride loop covers the rest
+  return fluid_cuda_launch_generated(context, kGpuKernels,
+                                     vector ? vectorName : name, blocks, 256,
+                                     tensors, tensorCount);
+}
+)cpp";
+
 constexpr const char *kFill = R"cpp(
 template <typename T>
 fluid_status fillConstant(const fluid_program_env *env, void *buffer,
@@ -984,6 +1090,26 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
     return module.emitError() << "cannot emit the program: " << why;
 
   StaticData data;
+  // The generated GPU kernels: PTX in the gpu.binary of
+  // --fluid-lower-gpu-kernels.
+  std::string gpuKernels;
+  if (Operation *symbol = module.lookupSymbol(kGpuKernelModuleName)) {
+    auto binary = dyn_cast<gpu::BinaryOp>(symbol);
+    if (!binary || binary.getObjects().size() != 1)
+      return symbol->emitError()
+             << "the generated kernels must be lowered to one PTX object "
+                "first (--fluid-lower-gpu-kernels)";
+    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+    gpuKernels = object.getObject().getValue().str();
+    // A math function libdevice should have defined: the PTX would not
+    // load.
+    if (StringRef(gpuKernels).contains(".extern .func __nv_"))
+      return binary.emitError()
+             << "the generated kernels call libdevice functions that were "
+                "not linked (libdevice.10.bc not found under the CUDA "
+                "toolkit; set CUDA_HOME)";
+    data.hasGpuKernels = options.backend == EmitBackend::Cuda;
+  }
   std::vector<std::unique_ptr<FunctionEmitter>> functions;
   int64_t trainIndex = -1, predictIndex = -1, classes = 0;
   for (func::FuncOp func : module.getOps<func::FuncOp>()) {
@@ -1035,7 +1161,8 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
                 "#include \"fluid/runtime/CpuOptimizerKernels.h\"\n")
      << "\n#include <cstddef>\n#include <cstdint>\n#include <cstring>\n"
         "#include <initializer_list>\n#include <limits>\n#include <vector>\n"
-     << kPreamble << (cuda ? kCopyCuda : kCopyCpu) << kFill << "\n";
+     << (cuda ? "" : "#include <cmath>\n") << kPreamble
+     << (cuda ? kCopyCuda : kCopyCpu) << kFill << "\n";
 
   // Parameters.
   os << "//===- Parameters " << std::string(53, '-') << "===//\n\n";
@@ -1067,6 +1194,27 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
     os << "const " << type << " " << name << " = " << initializer << ";\n";
   }
   os << "\n";
+
+  if (!data.kernels.empty()) {
+    os << "//===- Fused kernels " << std::string(50, '-') << "===//\n\n";
+    for (auto &[name, definition] : data.kernels) {
+      StringRef text(definition);
+      size_t at = text.find("FLUID_FUSED_KERNEL");
+      os << text.take_front(at) << name
+         << text.drop_front(at + strlen("FLUID_FUSED_KERNEL")) << "\n";
+    }
+  }
+
+  if (data.hasGpuKernels) {
+    os << "//===- Generated GPU kernels (PTX) " << std::string(36, '-')
+       << "===//\n\n";
+    os << "const char kGpuKernels[] =\n";
+    SmallVector<StringRef> lines;
+    StringRef(gpuKernels).split(lines, '\n');
+    for (StringRef text : lines)
+      os << "    " << quoted((text + "\n").str()) << "\n";
+    os << "    ;\n" << kLaunchGenerated << "\n";
+  }
 
   for (auto &function : functions)
     function->write(os);

@@ -3,10 +3,11 @@
 // One context owns, each through its own RAII member: the compute stream,
 // a cuDNN handle and a cuBLAS handle bound to that stream, the workspace
 // buffer shared by all library calls, the convolution algorithm cache, the
-// allocations made through fluid_cuda_malloc, and the memory pool of
-// fluid_cuda_allocate. Members are declared in dependency order, so that a
-// failure half-way through creating a context releases what was created,
-// in reverse.
+// allocations made through fluid_cuda_malloc, the memory pool of
+// fluid_cuda_allocate, and the modules of generated kernels it loaded
+// (GeneratedKernels.h; unloaded first, once the stream is idle). Members are
+// declared in dependency order, so that a failure half-way through creating
+// a context releases what was created, in reverse.
 //
 // Stream-ordered memory (fluid_cuda_allocate, fluid_cuda_release) is
 // cudaMallocFromPoolAsync and cudaFreeAsync on the compute stream, from a
@@ -44,6 +45,7 @@
 #include "Context.h"
 
 #include "AlgorithmCache.h"
+#include "GeneratedKernels.h"
 
 #include "fluid/runtime/CpuMemory.h"
 #include "fluid/runtime/CudaCheck.h"
@@ -355,6 +357,9 @@ struct fluid_cuda_context {
   // Both kinds of allocation.
   int64_t allocatedBytes = 0;
   int64_t peakAllocatedBytes = 0;
+  // Last: its modules are unloaded before anything else is released, after
+  // the destructor's body waited for the stream.
+  GeneratedModules generated;
 };
 
 //===----------------------------------------------------------------------===//
@@ -379,6 +384,10 @@ int cuda::deviceOf(fluid_cuda_context *context) { return context->device; }
 
 ConvAlgoCache &cuda::convAlgoCache(fluid_cuda_context *context) {
   return context->algorithms;
+}
+
+GeneratedModules &cuda::generatedModules(fluid_cuda_context *context) {
+  return context->generated;
 }
 
 std::optional<size_t> cuda::workspaceLimit(fluid_cuda_context *context) {

@@ -28,6 +28,7 @@
 namespace fluid::rt::cuda {
 
 class ConvAlgoCache;
+class GeneratedModules;
 
 /// The context's compute stream: every kernel is launched on it.
 cudaStream_t streamOf(fluid_cuda_context *context);
@@ -51,6 +52,10 @@ int deviceOf(fluid_cuda_context *context);
 
 /// The convolution algorithm choices (AlgorithmCache.h) of the context.
 ConvAlgoCache &convAlgoCache(fluid_cuda_context *context);
+
+/// The modules of generated kernels the context loaded, with its cache of
+/// their kernels (GeneratedKernels.h).
+GeneratedModules &generatedModules(fluid_cuda_context *context);
 
 /// Fails unless the data of `t` is device memory (or managed memory) of
 /// the context's device; a tensor without elements passes. A host pointer

@@ -6,7 +6,8 @@
 // Builds the training step (--fluid-build-training, unless the file already
 // holds one), folds its learning-rate arithmetic and groups its updates
 // (--fluid-fold-lr-math, --fluid-group-optimizer), recomputes cheap
-// activations, moves it to buffers (--fluid-bufferize,
+// activations, fuses elementwise ops (--fluid-fuse-elementwise), moves it
+// to buffers (--fluid-bufferize,
 // --fluid-update-in-place), plans its memory (--fluid-insert-frees,
 // --fluid-plan-memory), emits it as C++ that calls the runtime's
 // kernels (lib/Target/EmitProgram.cpp), and compiles that with the host
@@ -23,6 +24,7 @@
 #include "fluid/Support/OutputFile.h"
 #include "fluid/Support/ProgramLoader.h"
 #include "fluid/Target/EmitProgram.h"
+#include "fluid/Target/FusedKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -112,6 +114,12 @@ static cl::opt<bool> noRecompute(
     cl::desc("Skip --fluid-recompute-elementwise: keep every activation the "
              "backward pass reads instead of recomputing batch norm + ReLU "
              "outputs there"),
+    cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noFuseElementwise(
+    "no-fuse-elementwise",
+    cl::desc("Skip --fluid-fuse-elementwise: run every elementwise op as a "
+             "kernel of its own instead of generating one kernel per fused "
+             "region"),
     cl::init(false), cl::cat(compileCategory));
 static cl::opt<int64_t> workspaceLimit(
     "workspace-limit",
@@ -275,7 +283,9 @@ int main(int argc, char **argv) {
                 "found); use --backend cpu");
 #endif
 
-  MLIRContext context;
+  DialectRegistry registry;
+  registerGpuCodegenDialects(registry);
+  MLIRContext context(registry);
   context.loadDialect<FluidDialect, fluid_rt::FluidRtDialect, func::FuncDialect,
                       memref::MemRefDialect, arith::ArithDialect>();
   ProgramLoader loader(context, "fluid-compile");
@@ -324,6 +334,8 @@ int main(int argc, char **argv) {
       pm.addPass(createFluidGroupOptimizer());
     if (!noRecompute)
       pm.addPass(createFluidRecomputeElementwise());
+    if (!noFuseElementwise)
+      pm.addPass(createFluidFuseElementwise());
     pm.addPass(createFluidBufferize());
     if (!noUpdateInPlace)
       pm.addPass(createFluidUpdateInPlace());
@@ -337,6 +349,13 @@ int main(int argc, char **argv) {
     }
   } else {
     progress("the program is already bufferized; emitting it as it is");
+  }
+  // The cuda backend's fused regions: a gpu.func each, lowered to PTX.
+  // (--emit=buffers writes the program before this step.)
+  if (options.backend == EmitBackend::Cuda && emitKind != "buffers" &&
+      !module->lookupSymbol(kGpuKernelModuleName)) {
+    pm.addPass(createFluidGenerateGpuKernels());
+    buildGpuLoweringPipeline(pm, defaultCudaToolkitPath());
   }
   if (!memoryReport.empty()) {
     FluidMemoryReportOptions report;

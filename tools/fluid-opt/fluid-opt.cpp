@@ -33,6 +33,7 @@ int main(int argc, char **argv) {
   registry
       .insert<fluid::FluidDialect, fluid_rt::FluidRtDialect, func::FuncDialect,
               memref::MemRefDialect, arith::ArithDialect>();
+  fluid::registerGpuCodegenDialects(registry);
   registerCanonicalizerPass();
   registerCSEPass();
   registerSymbolDCEPass();

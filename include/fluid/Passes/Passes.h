@@ -6,7 +6,11 @@
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -55,6 +59,21 @@ std::function<LogicalResult(const Twine &)> optionErrorPrinter(StringRef tool,
 /// the options as the pipeline parser would, printing "TOOL: error: --NAME:
 /// PROBLEM" once when one is bad. Other arguments pass.
 LogicalResult checkPassOptions(StringRef arg, StringRef tool);
+
+/// The dialects, conversion interfaces, NVVM target and LLVM IR
+/// translations that --fluid-generate-gpu-kernels and
+/// --fluid-lower-gpu-kernels need.
+void registerGpuCodegenDialects(DialectRegistry &registry);
+
+/// --fluid-lower-gpu-kernels: gpu.module -> NVVM -> PTX for sm_90 (a
+/// gpu.binary holding PTX text), with libdevice from `toolkitPath` (the
+/// CUDA toolkit; empty: MLIR's default search).
+void buildGpuLoweringPipeline(OpPassManager &pm, StringRef toolkitPath,
+                              bool index32 = false);
+
+/// Where the CUDA toolkit is for libdevice: $CUDA_HOME, else
+/// /usr/local/cuda.
+std::string defaultCudaToolkitPath();
 
 } // namespace mlir::fluid
 

@@ -178,6 +178,64 @@ def FluidGroupOptimizer : Pass<"fluid-group-optimizer", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::fluid::FluidDialect"];
 }
 
+def FluidFuseElementwise : Pass<"fluid-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Group elementwise ops into fused regions, each run as one generated kernel";
+  let description = [{
+    Maximal groups of elementwise ops (activations and their gradients,
+    arithmetic with broadcasting, casts, select, batch norm's
+    normalize-scale-shift `fluid.batch_norm_apply`) become one
+    `fluid.fusion` region each; emission generates one kernel per region
+    (a loop on the cpu backend, a gpu.func lowered to PTX on the cuda
+    backend), so the values between the ops never go to memory.
+
+    Legality and cost model (docs/FUSION.md): no library call (convolution,
+    matmul, batch norm's statistics, pooling, reductions) is fused; all ops
+    of a region compute the same shape, smaller operands are broadcast
+    inputs; no op is duplicated, so nothing is recomputed for several
+    consumers, and a value that ops outside the region read is one more
+    result of it; a region runs where its last op ran, so an op joins a
+    group only if nothing outside the group reads the group's values
+    before it; a group of one op stays that op. f32 and f64 only.
+
+    On the cpu backend a fused region computes every element exactly as
+    the unfused kernels do (same operations in the same types): the
+    results are bitwise the same.
+  }];
+  let options = [
+    Option<"maxBuffers", "max-buffers", "unsigned", /*default=*/"64",
+           "The most inputs and results one region may have (kernel parameters)">,
+  ];
+  let statistics = [
+    Statistic<"numRegions", "regions", "Fused regions formed">,
+    Statistic<"numFusedOps", "fused-ops", "Elementwise ops moved into regions">,
+  ];
+}
+
+def FluidGenerateGpuKernels
+    : Pass<"fluid-generate-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Generate a gpu.func for every fused region of a bufferized module";
+  let description = [{
+    For the cuda backend: each `fluid_rt.launch "fusion"` gets a kernel in
+    `gpu.module @fluid_kernels` and names it in `fluid_rt.gpu_kernel`.
+    The kernel takes one flat memref per input and output (bare pointers)
+    and walks the iteration space in a grid-stride loop. Where every value
+    of the region has one element type and the element count allows, a
+    second kernel (suffix `_v`) handles 16 bytes per step: inputs read at
+    every element and the outputs move as aligned 128-bit vectors, and the
+    program calls it when those operands are 16-byte aligned. Broadcast
+    inputs are read per element at an index computed from constants.
+    Equal regions share one kernel. `--fluid-lower-gpu-kernels` lowers the
+    module to PTX.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Kernels generated (distinct regions)">,
+  ];
+}
+
 def FluidBufferize : Pass<"fluid-bufferize", "::mlir::ModuleOp"> {
   let summary = "Move every function from tensors to buffers and kernel launches";
   let description = [{
@@ -191,7 +249,8 @@ def FluidBufferize : Pass<"fluid-bufferize", "::mlir::ModuleOp"> {
     - `fluid.reshape` and `fluid.flatten` become `fluid_rt.view`s;
     - every other op becomes one `fluid_rt.launch` of its kernel, writing
       results into fresh `memref.alloc` buffers (constants are launches of
-      the `constant` kernel);
+      the `constant` kernel; a `fluid.fusion` is a launch of `fusion` that
+      keeps the region);
     - arguments and results become memrefs; a result that is a parameter's
       buffer is returned as a copy.
 

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -40,6 +41,15 @@ void FluidRtDialect::initialize() {
 LogicalResult FluidRtDialect::verifyOperationAttribute(Operation *op,
                                                        NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == kGpuKernelAttrName) {
+    auto launch = dyn_cast<LaunchOp>(op);
+    if (!launch || launch.getKernel() != "fusion" ||
+        !isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << name
+                               << "' must be a string on a launch of "
+                                  "\"fusion\"";
+    return success();
+  }
   bool onFunction =
       name == kArenaBytesAttrName || name == kArenaLowerBoundAttrName;
   if (!onFunction && name != kWorkspaceLimitAttrName)
@@ -47,7 +57,8 @@ LogicalResult FluidRtDialect::verifyOperationAttribute(Operation *op,
            << "has unknown attribute '" << name
            << "'; the fluid_rt dialect's operation attributes are '"
            << kArenaBytesAttrName << "', '" << kArenaLowerBoundAttrName
-           << "' and '" << kWorkspaceLimitAttrName << "'";
+           << "', '" << kWorkspaceLimitAttrName << "' and '"
+           << kGpuKernelAttrName << "'";
   if (onFunction ? !isa<FunctionOpInterface>(op) : !isa<ModuleOp>(op))
     return op->emitOpError() << "'" << name << "' belongs on "
                              << (onFunction ? "functions" : "the module");
@@ -122,6 +133,13 @@ Operation *LaunchOp::buildTensorOp(Block &arguments) {
     return nullptr;
   }
   OperationState state(getLoc(), name);
+  // A fused region's body moves between the two levels as it is.
+  if (!getBody().empty()) {
+    IRMapping mapping;
+    getBody().cloneInto(state.addRegion(), mapping);
+  } else if (getKernel() == "fusion") {
+    state.addRegion();
+  }
   for (Value input : getInputs())
     state.operands.push_back(
         arguments.addArgument(tensorTypeOf(input.getType()), getLoc()));
@@ -132,6 +150,12 @@ Operation *LaunchOp::buildTensorOp(Block &arguments) {
 }
 
 LogicalResult LaunchOp::verify() {
+  bool fusion = getKernel() == "fusion";
+  if (fusion && getBody().empty())
+    return emitOpError() << "of \"fusion\" must carry the fused region";
+  if (!fusion && !getBody().empty())
+    return emitOpError() << "of '" << getKernel()
+                         << "' cannot have a region (only \"fusion\" has one)";
   Block arguments;
   Operation *op = buildTensorOp(arguments);
   if (!op)

@@ -370,6 +370,55 @@ fluid_cuda_adam_group(fluid_cuda_context *context, const void *site,
                       fluid_tensor *new_exp_avgs, fluid_tensor *new_exp_avg_sqs,
                       const fluid_adam_params *p);
 
+//===----------------------------------------------------------------------===//
+// Generated kernels (runtime/cuda/GeneratedKernels.cpp)
+//
+// The compiler emits, per program, one module of generated kernels (its
+// fused elementwise kernels: PTX text for sm_90 from MLIR's gpu -> NVVM
+// path) as a static array, and launches them through these. They use the
+// CUDA driver API, obtained from the CUDA runtime at the first load
+// (libcuda is not linked: the runtime still loads without a driver); a
+// driver without the entry points of CUDA 12.4 makes them fail with
+// FLUID_ERROR_UNSUPPORTED. Modules and their kernels belong to the context
+// (used by one thread at a time, like the rest of it) and are unloaded when
+// it is destroyed, after its stream is idle: destroy CUDA graphs that launch
+// generated kernels before the context.
+//===----------------------------------------------------------------------===//
+
+/// Loads the module of generated kernels `image` (NUL-terminated PTX text,
+/// or a cubin/fatbin) into the context, once: later calls with the same
+/// address return at once. The context keys the module by the address, so
+/// `image` must stay valid and unchanged while the context lives (emitted
+/// programs pass a static array). Every kernel of the module is resolved
+/// and fully loaded here, so launches load nothing. Must not be called
+/// during CUDA graph capture (the first call: it is refused with
+/// FLUID_ERROR_INVALID_ARGUMENT); a PTX that the driver cannot JIT-compile,
+/// or an image it cannot load, fails with FLUID_ERROR_DEVICE and a message
+/// holding the driver's error log (on one line, cut after 2000 characters).
+fluid_status fluid_cuda_load_generated(fluid_cuda_context *context,
+                                       const char *image);
+
+/// Launches the kernel `name` of the module `image` on the context's
+/// stream, with a 1-D grid of `blocks` blocks (1 to 2^31-1) of `threads`
+/// threads (1 to 1024, and at most what the kernel allows) and no dynamic
+/// shared memory. The kernel's parameters are the data pointers of
+/// `tensors[0..count)`, in order (MLIR's bare-pointer calling convention:
+/// one pointer per memref); count must be the kernel's parameter count, each
+/// parameter pointer-sized. Each tensor is checked like every other
+/// kernel's operands (a valid descriptor, device memory of the context's
+/// device) before anything is enqueued; a kernel the module lacks is an
+/// error naming it and the module; a failed cuLaunchKernel is
+/// FLUID_ERROR_DEVICE. Loads the module if needed (as
+/// fluid_cuda_load_generated, outside capture). The (image, name) -> kernel
+/// lookup is cached in the context, so a launch costs one hash lookup plus
+/// cuLaunchKernel; it works inside CUDA graph capture once the module is
+/// loaded.
+fluid_status fluid_cuda_launch_generated(fluid_cuda_context *context,
+                                         const char *image, const char *name,
+                                         int64_t blocks, int32_t threads,
+                                         const fluid_tensor *const *tensors,
+                                         int64_t count);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

@@ -9,6 +9,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -43,6 +44,11 @@ LogicalResult verifyNoUnknownAttributes(Operation *op,
 /// checkpoint key or a data file's name, is non-empty UTF-8 without NUL.
 LogicalResult verifyExternalName(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef what, StringRef name);
+
+/// Whether `op` may be part of a `fluid.fusion` body: an elementwise op on
+/// f32 or f64 tensors whose generated code computes what its kernel does
+/// (FluidFusionOps.td).
+bool isFusibleElementwise(Operation *op);
 
 namespace OpTrait {
 /// See Fluid_NoUnknownAttributes in FluidBase.td.

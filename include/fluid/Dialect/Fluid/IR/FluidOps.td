@@ -506,5 +506,6 @@ def Fluid_ReduceSumOp : Fluid_ReduceOp<"reduce_sum", "Sum">;
 include "fluid/Dialect/Fluid/IR/FluidMathOps.td"
 include "fluid/Dialect/Fluid/IR/FluidGradOps.td"
 include "fluid/Dialect/Fluid/IR/FluidOptimizerOps.td"
+include "fluid/Dialect/Fluid/IR/FluidFusionOps.td"
 
 #endif // FLUID_OPS_TD

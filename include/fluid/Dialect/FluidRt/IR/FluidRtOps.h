@@ -28,6 +28,9 @@ constexpr StringLiteral kArenaLowerBoundAttrName = "fluid_rt.arena_lower_bound";
 /// On the module: the cuDNN workspace limit the memory plan assumes, in
 /// bytes (i64; absent: none).
 constexpr StringLiteral kWorkspaceLimitAttrName = "fluid_rt.workspace_limit";
+/// On a launch of "fusion", after --fluid-generate-gpu-kernels: the name of
+/// its kernel in the module's gpu.module @fluid_kernels (a string).
+constexpr StringLiteral kGpuKernelAttrName = "fluid_rt.gpu_kernel";
 
 /// Whether output `output` of a launch of `kernel` may be the buffer of one
 /// of the launch's inputs that has the output's shape and element type

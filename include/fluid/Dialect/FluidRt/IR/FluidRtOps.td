@@ -52,7 +52,8 @@ def FluidRt_ParamRefOp : FluidRt_Op<"param_ref", [
   let assemblyFormat = "$name attr-dict `:` type($buffer)";
 }
 
-def FluidRt_LaunchOp : FluidRt_Op<"launch", [AttrSizedOperandSegments]> {
+def FluidRt_LaunchOp : FluidRt_Op<"launch", [AttrSizedOperandSegments,
+                                              IsolatedFromAbove]> {
   let summary = "Runs one runtime kernel on buffers";
   let description = [{
     Runs the runtime's kernel `kernel` (the name of the `fluid` op it
@@ -65,15 +66,30 @@ def FluidRt_LaunchOp : FluidRt_Op<"launch", [AttrSizedOperandSegments]> {
     fluid_rt.launch "conv2d" ins(%x, %w : memref<8x3x32x32xf32>, memref<16x3x3x3xf32>)
         outs(%y : memref<8x16x32x32xf32>) params {padding = array<i64: 1, 1, 1, 1>}
     ```
+
+    A launch of `"fusion"` carries the body of its `fluid.fusion` (tensor
+    ops on block arguments that stand for the inputs' tensors), from which
+    emission generates the kernel; no other launch has a region.
+
+    ```mlir
+    fluid_rt.launch "fusion" ins(%a : memref<64xf32>) outs(%r : memref<64xf32>)
+        params {} {
+    ^bb0(%x: tensor<64xf32>):
+      %y = fluid.relu %x : tensor<64xf32>
+      fluid.yield %y : tensor<64xf32>
+    }
+    ```
   }];
   let arguments = (ins
     StrAttr:$kernel,
     Variadic<AnyStaticShapeMemRef>:$inputs,
     Variadic<AnyStaticShapeMemRef>:$outputs,
     DictionaryAttr:$params);
+  let regions = (region AnyRegion:$body);
   let assemblyFormat = [{
     $kernel (`ins` `(` $inputs^ `:` type($inputs) `)`)?
-    `outs` `(` $outputs `:` type($outputs) `)` `params` $params attr-dict
+    `outs` `(` $outputs `:` type($outputs) `)` `params` $params ($body^)?
+    attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

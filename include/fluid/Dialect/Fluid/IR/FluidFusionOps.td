@@ -1,0 +1,65 @@
+//===- FluidFusionOps.td - Fused elementwise regions ----------------------===//
+//
+// `fluid.fusion` holds a group of elementwise ops that run as one kernel:
+// --fluid-fuse-elementwise forms them, bufferization turns each into one
+// `fluid_rt.launch "fusion"` that keeps the region, and emission generates
+// the kernel from the region (a loop on the cpu backend, a gpu.func lowered
+// through NVVM to PTX on the cuda backend). docs/FUSION.md explains the
+// choice of a region op of our own. Included by FluidOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Fluid_FusionOp : Fluid_Op<"fusion", [
+    IsolatedFromAbove, RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "Elementwise ops over one iteration space, run as one kernel";
+  let description = [{
+    The body computes the results from the block arguments, which stand
+    for `inputs`, with ops that `fluid::isFusibleElementwise` accepts. The
+    iteration space is the shape of the results: all of them have it, and
+    so has every value the body computes; an input has that shape or one
+    that the body's ops broadcast to it (NumPy broadcasting, or a
+    per-channel vector of `fluid.batch_norm_apply`). So one pass over the
+    iteration space computes every result, each element once; nothing in
+    the body is computed twice.
+
+    ```mlir
+    %r:2 = fluid.fusion ins(%a, %b : tensor<8x64xf32>, tensor<64xf32>)
+        -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+    ^bb0(%x: tensor<8x64xf32>, %y: tensor<64xf32>):
+      %s = fluid.add %x, %y : tensor<8x64xf32>, tensor<64xf32> -> tensor<8x64xf32>
+      %t = fluid.relu %s : tensor<8x64xf32>
+      fluid.yield %s, %t : tensor<8x64xf32>, tensor<8x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Fluid_Tensor>:$inputs);
+  let results = (outs Variadic<Fluid_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)? `->` `(` type($results) `)`
+    $body attr-dict
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape every result and every value of the body has.
+    ::llvm::ArrayRef<int64_t> getIterationShape() {
+      return ::llvm::cast<::mlir::RankedTensorType>(
+                 getResult(0).getType()).getShape();
+    }
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    ::mlir::fluid::YieldOp getYield();
+  }];
+}
+
+def Fluid_YieldOp : Fluid_Op<"yield", [Pure, Terminator, ReturnLike]> {
+  let summary = "The results of a fused region";
+  let description = [{
+    Ends the body of a `fluid.fusion`, or of the `fluid_rt.launch "fusion"`
+    that the body moves into at bufferization.
+  }];
+  let arguments = (ins Variadic<Fluid_Tensor>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}

@@ -1,0 +1,53 @@
+//===- FusedKernels.h - Kernels generated from fused regions --------------===//
+//
+// A `fluid.fusion` region (docs/FUSION.md) becomes one kernel: for the cpu
+// backend a C++ loop nest in the emitted program, for the cuda backend a
+// gpu.func (lib/Target/GpuKernels.cpp). Both read each input through the
+// same access: its element strides over the region's iteration space.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLUID_TARGET_FUSEDKERNELS_H
+#define FLUID_TARGET_FUSEDKERNELS_H
+
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+
+#include <string>
+
+namespace mlir::fluid {
+
+/// The element strides, over `fusion`'s iteration space, at which the op
+/// owning `use` reads the block argument `use` holds: 0 along every
+/// dimension the op broadcasts the argument over (NumPy broadcasting, or
+/// axis 1 only for fluid.batch_norm_apply's per-channel operands).
+SmallVector<int64_t> fusedAccessStrides(FusionOp fusion, OpOperand &use);
+
+/// A C++ function `static void NAME(const fluid_tensor *const *in,
+/// fluid_tensor *const *out)` that computes `fusion` in one loop nest over
+/// its iteration space: each op's expression is the cpu kernel's own (same
+/// operations, same types), so the results are bitwise the unfused ones.
+/// Every element's inputs are read before its outputs are written.
+FailureOr<std::string> emitCpuFusedKernel(FusionOp fusion, StringRef name);
+
+/// The elements one step of the generated GPU kernel handles: 16 bytes'
+/// worth (4 f32 or 2 f64) when every value of the region has one element
+/// type and the element count is a multiple of it, else 1.
+int64_t fusedVectorWidth(FusionOp fusion);
+
+/// Per input, then per result: whether the vector kernel moves it as
+/// 16-byte vectors (an input some op reads at every element, each result),
+/// so that its address must be 16-byte aligned for that kernel.
+SmallVector<bool> fusedVectorOperands(FusionOp fusion);
+
+/// The gpu.module that holds the generated kernels, and the suffix of a
+/// kernel's vector variant (the plain name is the scalar one, for operands
+/// that are not 16-byte aligned).
+constexpr const char *kGpuKernelModuleName = "fluid_kernels";
+constexpr const char *kVectorSuffix = "_v";
+
+/// A one-line summary of the region: its ops by name ("add, relu").
+std::string describeFusion(FusionOp fusion);
+
+} // namespace mlir::fluid
+
+#endif // FLUID_TARGET_FUSEDKERNELS_H

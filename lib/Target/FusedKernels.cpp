@@ -1,0 +1,236 @@
+//===- FusedKernels.cpp - The cpu loop of a fused region ------------------===//
+
+#include "fluid/Target/FusedKernels.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+SmallVector<int64_t> mlir::fluid::fusedAccessStrides(FusionOp fusion,
+                                                     OpOperand &use) {
+  ArrayRef<int64_t> space = fusion.getIterationShape();
+  auto type = cast<RankedTensorType>(use.get().getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<int64_t> strides(space.size(), 0);
+  // batch_norm_apply reads its per-channel operands along axis 1.
+  if (isa<BatchNormApplyOp>(use.getOwner()) && use.getOperandNumber() > 0) {
+    strides[1] = 1;
+    return strides;
+  }
+  // NumPy broadcasting: shapes aligned from the right.
+  int64_t stride = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1,
+               s = static_cast<int64_t>(space.size()) - 1;
+       d >= 0 && s >= 0; --d, --s) {
+    if (shape[d] != 1)
+      strides[s] = stride;
+    stride *= shape[d];
+  }
+  return strides;
+}
+
+int64_t mlir::fluid::fusedVectorWidth(FusionOp fusion) {
+  Type element =
+      cast<RankedTensorType>(fusion.getResult(0).getType()).getElementType();
+  auto same = [&](Type type) {
+    return cast<RankedTensorType>(type).getElementType() == element;
+  };
+  if (!llvm::all_of(fusion.getInputs().getTypes(), same) ||
+      !llvm::all_of(fusion.getResultTypes(), same))
+    return 1;
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    if (!llvm::all_of(op.getResultTypes(), same))
+      return 1;
+  int64_t width =
+      16 / static_cast<int64_t>(element.getIntOrFloatBitWidth() / 8);
+  int64_t count =
+      cast<RankedTensorType>(fusion.getResult(0).getType()).getNumElements();
+  return count % width == 0 ? width : 1;
+}
+
+SmallVector<bool> mlir::fluid::fusedVectorOperands(FusionOp fusion) {
+  ArrayRef<int64_t> space = fusion.getIterationShape();
+  SmallVector<int64_t> contiguous(space.size(), 1);
+  for (int64_t d = static_cast<int64_t>(space.size()) - 2; d >= 0; --d)
+    contiguous[d] = contiguous[d + 1] * space[d + 1];
+  SmallVector<bool> vector;
+  for (BlockArgument arg : fusion.getBodyBlock().getArguments())
+    vector.push_back(llvm::any_of(arg.getUses(), [&](OpOperand &use) {
+      return fusedAccessStrides(fusion, use) == contiguous;
+    }));
+  vector.append(fusion.getNumResults(), true);
+  return vector;
+}
+
+std::string mlir::fluid::describeFusion(FusionOp fusion) {
+  std::string text;
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    text += (text.empty() ? "" : ", ") + op.getName().stripDialect().str();
+  return text;
+}
+
+namespace {
+
+std::string cType(Type type) {
+  Type element = cast<RankedTensorType>(type).getElementType();
+  return element.isF64() ? "double" : "float";
+}
+
+/// The cpu kernel's expression for `op` on operand expressions `a`, in the
+/// result's C type `t` (runtime/cpu: Elementwise.cpp, ElementwiseGrad.cpp,
+/// Math.cpp, Norm.cpp).
+FailureOr<std::string> cpuExpression(Operation *op, ArrayRef<std::string> a,
+                                     const std::string &t) {
+  auto d = [](const std::string &x) { return "double(" + x + ")"; };
+  std::optional<std::string> e =
+      llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
+          .Case([&](ReluOp) {
+            return "(" + a[0] + " < " + t + "(0) ? " + t + "(0) : " + a[0] +
+                   ")";
+          })
+          .Case([&](SigmoidOp) {
+            return t + "(1) / (" + t + "(1) + std::exp(-" + a[0] + "))";
+          })
+          .Case([&](TanhOp) { return "std::tanh(" + a[0] + ")"; })
+          .Case([&](NegOp) { return "-" + a[0]; })
+          .Case([&](ExpOp) { return "std::exp(" + a[0] + ")"; })
+          .Case([&](LogOp) { return "std::log(" + a[0] + ")"; })
+          .Case([&](CosOp) { return "std::cos(" + a[0] + ")"; })
+          .Case([&](SqrtOp) { return "std::sqrt(" + a[0] + ")"; })
+          .Case([&](FloorOp) { return "std::floor(" + a[0] + ")"; })
+          .Case([&](AddOp) { return a[0] + " + " + a[1]; })
+          .Case([&](SubOp) { return a[0] + " - " + a[1]; })
+          .Case([&](MulOp) { return a[0] + " * " + a[1]; })
+          .Case([&](DivOp) { return a[0] + " / " + a[1]; })
+          .Case([&](PowOp) { return "std::pow(" + a[0] + ", " + a[1] + ")"; })
+          .Case([&](MinimumOp) {
+            return "(" + a[0] + " < " + a[1] + " || " + a[0] + " != " + a[0] +
+                   " ? " + a[0] + " : " + a[1] + ")";
+          })
+          .Case([&](MaximumOp) {
+            return "(" + a[0] + " > " + a[1] + " || " + a[0] + " != " + a[0] +
+                   " ? " + a[0] + " : " + a[1] + ")";
+          })
+          .Case([&](GreaterEqualOp) {
+            return t + "(" + a[0] + " >= " + a[1] + " ? 1 : 0)";
+          })
+          .Case([&](SelectOp) {
+            return "(" + a[0] + " != 0 ? " + a[1] + " : " + a[2] + ")";
+          })
+          .Case([&](CastOp) { return "static_cast<" + t + ">(" + a[0] + ")"; })
+          .Case([&](BroadcastToOp) { return a[0]; })
+          .Case([&](ReluGradOp) {
+            return t + "(" + d(a[1]) + " <= 0 ? 0.0 : " + d(a[0]) + ")";
+          })
+          .Case([&](SigmoidGradOp) {
+            return t + "(" + d(a[0]) + " * " + d(a[1]) + " * (1 - " + d(a[1]) +
+                   "))";
+          })
+          .Case([&](TanhGradOp) {
+            return t + "(" + d(a[0]) + " * (1 - " + d(a[1]) + " * " + d(a[1]) +
+                   "))";
+          })
+          .Case([&](BatchNormApplyOp) {
+            // input, scale, shift, mean, inv_std: normalizeChannel().
+            return t + "((" + a[0] + " - " + d(a[3]) + ") * (" + d(a[1]) +
+                   " * " + d(a[4]) + ") + " + d(a[2]) + ")";
+          })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!e)
+    return op->emitOpError() << "has no generated code";
+  return *e;
+}
+
+} // namespace
+
+FailureOr<std::string> mlir::fluid::emitCpuFusedKernel(FusionOp fusion,
+                                                       StringRef name) {
+  Block &body = fusion.getBodyBlock();
+  ArrayRef<int64_t> space = fusion.getIterationShape();
+  auto rank = static_cast<int64_t>(space.size());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// " << describeFusion(fusion) << "\n";
+  os << "fluid_status " << name
+     << "(const fluid_tensor *const *in, fluid_tensor *const *out) {\n";
+  for (auto [k, arg] : llvm::enumerate(body.getArguments()))
+    os << "  const " << cType(arg.getType()) << " *x" << k
+       << " = static_cast<const " << cType(arg.getType()) << " *>(in[" << k
+       << "]->data);\n";
+  for (auto [k, type] : llvm::enumerate(fusion.getResultTypes()))
+    os << "  " << cType(type) << " *y" << k << " = static_cast<" << cType(type)
+       << " *>(out[" << k << "]->data);\n";
+  // The loop nest; dimensions of size 1 need no loop.
+  std::string indent = "  ";
+  bool any = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (space[d] == 1)
+      continue;
+    os << indent << "for (int64_t i" << d << " = 0; i" << d << " < " << space[d]
+       << "; ++i" << d << ")\n";
+    indent += "  ";
+    any = true;
+  }
+  os << (any ? indent.substr(2) : indent) << "{\n";
+  // `offset(strides)`: the element index at the current iteration.
+  auto offset = [&](ArrayRef<int64_t> strides) {
+    std::string sum;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (strides[d] == 0 || space[d] == 1)
+        continue;
+      std::string term =
+          "i" + std::to_string(d) +
+          (strides[d] == 1 ? "" : " * " + std::to_string(strides[d]));
+      sum += (sum.empty() ? "" : " + ") + term;
+    }
+    return sum.empty() ? std::string("0") : sum;
+  };
+  SmallVector<int64_t> contiguous(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    contiguous[d] = contiguous[d + 1] * space[d + 1];
+  os << indent << "const int64_t e = " << offset(contiguous) << ";\n";
+  os << indent << "(void)e;\n";
+
+  // Loads, one per (argument, access).
+  DenseMap<Value, std::string> names;
+  std::map<std::pair<unsigned, SmallVector<int64_t>>, std::string> loads;
+  auto operandText = [&](OpOperand &use) -> std::string {
+    auto arg = dyn_cast<BlockArgument>(use.get());
+    if (!arg)
+      return names.lookup(use.get());
+    SmallVector<int64_t> strides = fusedAccessStrides(fusion, use);
+    auto key = std::make_pair(arg.getArgNumber(), strides);
+    auto [it, inserted] = loads.insert({key, ""});
+    if (inserted) {
+      it->second = "a" + std::to_string(loads.size() - 1);
+      os << indent << "const " << cType(arg.getType()) << " " << it->second
+         << " = x" << arg.getArgNumber() << "["
+         << (strides == contiguous ? std::string("e") : offset(strides))
+         << "];\n";
+    }
+    return it->second;
+  };
+  int64_t next = 0;
+  for (Operation &op : body.without_terminator()) {
+    SmallVector<std::string> operands;
+    for (OpOperand &use : op.getOpOperands())
+      operands.push_back(operandText(use));
+    std::string t = cType(op.getResult(0).getType());
+    FailureOr<std::string> expression = cpuExpression(&op, operands, t);
+    if (failed(expression))
+      return failure();
+    std::string v = "v" + std::to_string(next++);
+    os << indent << "const " << t << " " << v << " = " << *expression
+       << ";  // " << op.getName().stripDialect() << "\n";
+    names[op.getResult(0)] = v;
+  }
+  for (auto [k, use] : llvm::enumerate(fusion.getYield()->getOpOperands()))
+    os << indent << "y" << k << "[e] = " << operandText(use) << ";\n";
+  os << (any ? indent.substr(2) : indent) << "}\n";
+  os << "  return FLUID_OK;\n}\n";
+  return text;
+}

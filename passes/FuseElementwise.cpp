@@ -1,0 +1,204 @@
+//===- FuseElementwise.cpp - --fluid-fuse-elementwise ---------------------===//
+//
+// Groups elementwise ops into `fluid.fusion` regions, each run as one
+// generated kernel (docs/FUSION.md).
+//
+// Legality and cost model:
+// - Only ops that fluid::isFusibleElementwise accepts join a group, so
+//   convolutions, matmuls, batch norm's library kernels, pooling,
+//   reductions and every other library call stay outside.
+// - A group is one iteration space: every op in it computes a result of the
+//   same shape. A smaller operand (a per-channel scale, a scalar) is read
+//   with broadcasting; an op of another shape is not fused into it.
+// - No op is ever duplicated: an op joins at most one group, and a value
+//   that ops outside its group read becomes one more result of the region
+//   (multi-output regions). Nothing is recomputed for several consumers.
+// - A group runs where its last op ran. An op joins its producers' group
+//   only if no op outside the group reads the group's values before it;
+//   this keeps every use after its definition and rules out any cycle
+//   through an unfused op (a path that leaves the group and comes back).
+// - A group of one op stays that op: the runtime's kernel for it is as
+//   fast as a generated one.
+// - A region has at most `max-buffers` inputs and results together (kernel
+//   parameters are limited).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::fluid {
+#define GEN_PASS_DEF_FLUIDFUSEELEMENTWISE
+#include "fluid/Passes/Passes.h.inc"
+} // namespace mlir::fluid
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+namespace {
+
+ArrayRef<int64_t> shapeOf(Operation *op) {
+  return cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+}
+
+class FunctionFuser {
+public:
+  FunctionFuser(Block &block, unsigned maxBuffers)
+      : block(block), maxBuffers(maxBuffers) {}
+
+  /// Forms the groups, in program order.
+  void group();
+  /// Replaces every group of two or more ops by one fluid.fusion.
+  void materialize();
+  int64_t regions = 0, fusedOps = 0;
+
+private:
+  using Members = SmallVector<Operation *>;
+  /// Whether `a` and `b` (which holds `last`, the newest op) can be one
+  /// group, by the rules above.
+  bool canMerge(const Members &a, const Members &b, Operation *last);
+  /// The values a group reads from outside and those read outside it.
+  void boundary(ArrayRef<Operation *> members,
+                const DenseSet<Operation *> &inside, SetVector<Value> &inputs,
+                SetVector<Value> &outputs);
+
+  Block &block;
+  unsigned maxBuffers;
+  DenseMap<Operation *, int64_t> position;
+  DenseMap<Operation *, int64_t> groupOf;
+  SmallVector<Members> groups;
+};
+
+void FunctionFuser::boundary(ArrayRef<Operation *> members,
+                             const DenseSet<Operation *> &inside,
+                             SetVector<Value> &inputs,
+                             SetVector<Value> &outputs) {
+  for (Operation *op : members) {
+    for (Value operand : op->getOperands())
+      if (!inside.contains(operand.getDefiningOp()))
+        inputs.insert(operand);
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(),
+                       [&](Operation *user) { return !inside.contains(user); }))
+        outputs.insert(result);
+  }
+}
+
+bool FunctionFuser::canMerge(const Members &a, const Members &b,
+                             Operation *last) {
+  DenseSet<Operation *> inside(a.begin(), a.end());
+  inside.insert(b.begin(), b.end());
+  int64_t at = position.lookup(last);
+  for (const Members *members : {&a, &b})
+    for (Operation *op : *members)
+      for (Operation *user : op->getUsers())
+        if (!inside.contains(user) && position.lookup(user) <= at)
+          return false;
+  SmallVector<Operation *> all(a.begin(), a.end());
+  all.append(b.begin(), b.end());
+  SetVector<Value> inputs, outputs;
+  boundary(all, inside, inputs, outputs);
+  return inputs.size() + outputs.size() <= maxBuffers;
+}
+
+void FunctionFuser::group() {
+  for (auto [i, op] : llvm::enumerate(block))
+    position[&op] = static_cast<int64_t>(i);
+  for (Operation &op : block) {
+    if (!isFusibleElementwise(&op))
+      continue;
+    int64_t mine = static_cast<int64_t>(groups.size());
+    groups.push_back({&op});
+    groupOf[&op] = mine;
+    for (Value operand : op.getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      auto found = producer ? groupOf.find(producer) : groupOf.end();
+      if (found == groupOf.end() || found->second == mine ||
+          shapeOf(producer) != shapeOf(&op))
+        continue;
+      int64_t theirs = found->second;
+      if (!canMerge(groups[theirs], groups[mine], &op))
+        continue;
+      // The earlier group absorbs this one, keeping program order.
+      for (Operation *member : groups[mine]) {
+        groups[theirs].push_back(member);
+        groupOf[member] = theirs;
+      }
+      groups[mine].clear();
+      mine = theirs;
+      llvm::sort(groups[mine], [&](Operation *x, Operation *y) {
+        return position.lookup(x) < position.lookup(y);
+      });
+    }
+  }
+}
+
+void FunctionFuser::materialize() {
+  for (Members &members : groups) {
+    if (members.size() < 2)
+      continue;
+    DenseSet<Operation *> inside(members.begin(), members.end());
+    SetVector<Value> inputs, outputs;
+    boundary(members, inside, inputs, outputs);
+    Operation *last = members.back();
+    OpBuilder builder(last);
+    SmallVector<Location> locations;
+    for (Operation *op : members)
+      locations.push_back(op->getLoc());
+    Location loc = builder.getFusedLoc(locations);
+    SmallVector<Type> resultTypes;
+    for (Value v : outputs)
+      resultTypes.push_back(v.getType());
+    auto fusion =
+        FusionOp::create(builder, loc, resultTypes, inputs.getArrayRef());
+    Block *body = builder.createBlock(&fusion.getBody());
+    IRMapping mapping;
+    for (Value input : inputs)
+      mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+    for (Operation *op : members)
+      builder.clone(*op, mapping);
+    SmallVector<Value> yielded;
+    for (Value v : outputs)
+      yielded.push_back(mapping.lookup(v));
+    YieldOp::create(builder, loc, yielded);
+    for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
+      Value(output).replaceUsesWithIf(result, [&](OpOperand &use) {
+        return !inside.contains(use.getOwner());
+      });
+    for (Operation *op : llvm::reverse(members))
+      op->erase();
+    ++regions;
+    fusedOps += static_cast<int64_t>(members.size());
+  }
+}
+
+struct FluidFuseElementwisePass
+    : public mlir::fluid::impl::FluidFuseElementwiseBase<
+          FluidFuseElementwisePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (maxBuffers < 2) {
+      getOperation().emitError()
+          << "--fluid-fuse-elementwise: max-buffers must be at least 2, got "
+          << maxBuffers;
+      return signalPassFailure();
+    }
+    for (func::FuncOp func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      FunctionFuser fuser(func.getBody().front(), maxBuffers);
+      fuser.group();
+      fuser.materialize();
+      numRegions += fuser.regions;
+      numFusedOps += fuser.fusedOps;
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,413 @@
+//===- GenerateGpuKernels.cpp - --fluid-generate-gpu-kernels --------------===//
+//
+// Every `fluid_rt.launch "fusion"` of a bufferized module gets a kernel in
+// `gpu.module @fluid_kernels`: a `gpu.func` over flat memrefs (MLIR's
+// bare-pointer calling convention: one pointer per buffer) whose grid-stride
+// loop walks the region's iteration space, `width` elements per step. An
+// input read at every element (an identity access) and each output move
+// as 128-bit vectors where the shapes allow; a broadcast input is read per
+// element at an index computed from constants (static shapes). Equal
+// regions share one kernel. The launch names its kernel in
+// `fluid_rt.gpu_kernel`. --fluid-lower-gpu-kernels then turns the module
+// into PTX (docs/FUSION.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
+#include "fluid/Passes/Passes.h"
+#include "fluid/Target/FusedKernels.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cstdlib>
+#include <map>
+
+namespace mlir::fluid {
+#define GEN_PASS_DEF_FLUIDGENERATEGPUKERNELS
+#include "fluid/Passes/Passes.h.inc"
+} // namespace mlir::fluid
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+void mlir::fluid::registerGpuCodegenDialects(DialectRegistry &registry) {
+  registry.insert<arith::ArithDialect, cf::ControlFlowDialect, gpu::GPUDialect,
+                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
+                  NVVM::NVVMDialect, scf::SCFDialect, vector::VectorDialect>();
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  NVVM::registerConvertGpuToNVVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}
+
+void mlir::fluid::buildGpuLoweringPipeline(OpPassManager &pm,
+                                           StringRef toolkitPath,
+                                           bool index32) {
+  GpuNVVMAttachTargetOptions target;
+  target.chip = "sm_90";
+  // The default PTX version (6.0) does not support sm_90.
+  target.features = "+ptx80";
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  nvvm.indexBitwidth = index32 ? 32 : 64;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa"; // PTX text, JIT-compiled at load
+  binary.toolkitPath = toolkitPath.str();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+std::string mlir::fluid::defaultCudaToolkitPath() {
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    return home;
+  return "/usr/local/cuda";
+}
+
+namespace {
+
+Type elementOf(Type type) { return cast<ShapedType>(type).getElementType(); }
+
+/// Builds the kernel of one region.
+class KernelBuilder {
+public:
+  KernelBuilder(FusionOp fusion, int64_t width)
+      : fusion(fusion), width(width), space(fusion.getIterationShape()) {
+    contiguous.assign(space.size(), 1);
+    for (int64_t d = static_cast<int64_t>(space.size()) - 2; d >= 0; --d)
+      contiguous[d] = contiguous[d + 1] * space[d + 1];
+  }
+
+  LogicalResult build(ImplicitLocOpBuilder &b, StringRef name);
+
+private:
+  using Lanes = SmallVector<Value, 4>;
+  Value constantIndex(ImplicitLocOpBuilder &b, int64_t v) {
+    return arith::ConstantIndexOp::create(b, v);
+  }
+  /// The operand `use` of a body op, per lane.
+  Lanes operand(ImplicitLocOpBuilder &b, OpOperand &use);
+  FailureOr<Value> compute(ImplicitLocOpBuilder &b, Operation *op,
+                           ArrayRef<Value> a);
+
+  FusionOp fusion;
+  int64_t width;
+  ArrayRef<int64_t> space;
+  SmallVector<int64_t> contiguous;
+  SmallVector<Value> buffers;
+  Lanes elements; // the element index of each lane
+  DenseMap<Value, Lanes> values;
+  std::map<std::pair<unsigned, SmallVector<int64_t>>, Lanes> loads;
+};
+
+KernelBuilder::Lanes KernelBuilder::operand(ImplicitLocOpBuilder &b,
+                                            OpOperand &use) {
+  auto arg = dyn_cast<BlockArgument>(use.get());
+  if (!arg)
+    return values.lookup(use.get());
+  SmallVector<int64_t> strides = fusedAccessStrides(fusion, use);
+  auto key = std::make_pair(arg.getArgNumber(), strides);
+  if (auto it = loads.find(key); it != loads.end())
+    return it->second;
+  Value buffer = buffers[arg.getArgNumber()];
+  Type element = elementOf(arg.getType());
+  Lanes lanes;
+  if (strides == contiguous) {
+    if (width == 1) {
+      lanes.push_back(memref::LoadOp::create(b, buffer, elements[0]));
+    } else {
+      auto type = VectorType::get({width}, element);
+      Value vector =
+          vector::LoadOp::create(b, type, buffer, elements[0],
+                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
+      for (int64_t l = 0; l < width; ++l)
+        lanes.push_back(vector::ExtractOp::create(b, vector, l));
+    }
+  } else {
+    // offset = sum over d of ((element / contiguous[d]) % space[d]) *
+    // strides[d]
+    for (Value element : elements) {
+      Value offset;
+      for (size_t d = 0; d < space.size(); ++d) {
+        if (strides[d] == 0 || space[d] == 1)
+          continue;
+        Value index = element;
+        if (contiguous[d] != 1)
+          index =
+              arith::DivUIOp::create(b, index, constantIndex(b, contiguous[d]));
+        if (d > 0)
+          index = arith::RemUIOp::create(b, index, constantIndex(b, space[d]));
+        if (strides[d] != 1)
+          index = arith::MulIOp::create(b, index, constantIndex(b, strides[d]));
+        offset = offset ? arith::AddIOp::create(b, offset, index) : index;
+      }
+      if (!offset)
+        offset = constantIndex(b, 0);
+      lanes.push_back(memref::LoadOp::create(b, buffer, offset));
+    }
+  }
+  return loads[key] = lanes;
+}
+
+FailureOr<Value> KernelBuilder::compute(ImplicitLocOpBuilder &b, Operation *op,
+                                        ArrayRef<Value> a) {
+  Type type = elementOf(op->getResult(0).getType());
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, type, b.getFloatAttr(type, v));
+  };
+  auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) -> Value {
+    return arith::CmpFOp::create(b, p, x, y);
+  };
+  auto select = [&](Value c, Value x, Value y) -> Value {
+    return arith::SelectOp::create(b, c, x, y);
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddFOp::create(b, x, y);
+  };
+  auto sub = [&](Value x, Value y) -> Value {
+    return arith::SubFOp::create(b, x, y);
+  };
+  auto mul = [&](Value x, Value y) -> Value {
+    return arith::MulFOp::create(b, x, y);
+  };
+  using P = arith::CmpFPredicate;
+  // The same formulas as the cuda kernels (runtime/cuda); NaN propagates
+  // like theirs (relu, minimum and maximum keep a NaN operand).
+  std::optional<Value> v =
+      llvm::TypeSwitch<Operation *, std::optional<Value>>(op)
+          .Case([&](ReluOp) {
+            return select(cmp(P::OLT, a[0], constant(0)), constant(0), a[0]);
+          })
+          .Case([&](SigmoidOp) -> Value {
+            Value e = math::ExpOp::create(b, arith::NegFOp::create(b, a[0]));
+            return arith::DivFOp::create(b, constant(1), add(constant(1), e));
+          })
+          .Case([&](TanhOp) -> Value { return math::TanhOp::create(b, a[0]); })
+          .Case([&](NegOp) -> Value { return arith::NegFOp::create(b, a[0]); })
+          .Case([&](ExpOp) -> Value { return math::ExpOp::create(b, a[0]); })
+          .Case([&](LogOp) -> Value { return math::LogOp::create(b, a[0]); })
+          .Case([&](CosOp) -> Value { return math::CosOp::create(b, a[0]); })
+          .Case([&](SqrtOp) -> Value { return math::SqrtOp::create(b, a[0]); })
+          .Case(
+              [&](FloorOp) -> Value { return math::FloorOp::create(b, a[0]); })
+          .Case([&](AddOp) { return add(a[0], a[1]); })
+          .Case([&](SubOp) { return sub(a[0], a[1]); })
+          .Case([&](MulOp) { return mul(a[0], a[1]); })
+          .Case([&](DivOp) -> Value {
+            return arith::DivFOp::create(b, a[0], a[1]);
+          })
+          .Case([&](PowOp) -> Value {
+            return math::PowFOp::create(b, a[0], a[1]);
+          })
+          .Case<MinimumOp, MaximumOp>([&](auto m) -> Value {
+            P p = isa<MinimumOp>(m.getOperation()) ? P::OLT : P::OGT;
+            Value keep = arith::OrIOp::create(b, cmp(p, a[0], a[1]),
+                                              cmp(P::UNE, a[0], a[0]));
+            return select(keep, a[0], a[1]);
+          })
+          .Case([&](GreaterEqualOp) {
+            return select(cmp(P::OGE, a[0], a[1]), constant(1), constant(0));
+          })
+          .Case([&](SelectOp) {
+            Type c = a[0].getType();
+            Value zero = arith::ConstantOp::create(b, c, b.getFloatAttr(c, 0));
+            return select(cmp(P::UNE, a[0], zero), a[1], a[2]);
+          })
+          .Case([&](CastOp) -> Value {
+            unsigned from = a[0].getType().getIntOrFloatBitWidth(),
+                     to = type.getIntOrFloatBitWidth();
+            if (from < to)
+              return arith::ExtFOp::create(b, type, a[0]);
+            if (from > to)
+              return arith::TruncFOp::create(b, type, a[0]);
+            return a[0];
+          })
+          .Case([&](BroadcastToOp) { return a[0]; })
+          .Case([&](ReluGradOp) {
+            return select(cmp(P::OLE, a[1], constant(0)), constant(0), a[0]);
+          })
+          .Case([&](SigmoidGradOp) {
+            return mul(mul(a[0], a[1]), sub(constant(1), a[1]));
+          })
+          .Case([&](TanhGradOp) {
+            return mul(a[0], sub(constant(1), mul(a[1], a[1])));
+          })
+          .Case([&](BatchNormApplyOp) {
+            // (x - mean) * (scale * inv_std) + shift
+            return add(mul(sub(a[0], a[3]), mul(a[1], a[4])), a[2]);
+          })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!v)
+    return op->emitOpError() << "has no generated GPU code";
+  return *v;
+}
+
+LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
+  SmallVector<Type> arguments;
+  auto flat = [](Type type) {
+    auto shaped = cast<ShapedType>(type);
+    return MemRefType::get({std::max<int64_t>(1, shaped.getNumElements())},
+                           shaped.getElementType());
+  };
+  for (Type type : fusion.getInputs().getTypes())
+    arguments.push_back(flat(type));
+  for (Type type : fusion.getResultTypes())
+    arguments.push_back(flat(type));
+  auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(arguments, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  Block &entry = func.getBody().front();
+  buffers.assign(entry.args_begin(), entry.args_end());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&entry);
+  Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value blockSize = gpu::BlockDimOp::create(b, gpu::Dimension::x);
+  Value gridSize = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  Value start = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, block, blockSize), thread);
+  Value step = arith::MulIOp::create(b, gridSize, blockSize);
+  int64_t count = 1;
+  for (int64_t d : space)
+    count *= d;
+  auto loop =
+      scf::ForOp::create(b, start, constantIndex(b, count / width), step);
+  gpu::ReturnOp::create(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value first = loop.getInductionVar();
+  if (width > 1)
+    first = arith::MulIOp::create(b, first, constantIndex(b, width));
+  elements.push_back(first);
+  for (int64_t l = 1; l < width; ++l)
+    elements.push_back(arith::AddIOp::create(b, first, constantIndex(b, l)));
+
+  Block &body = fusion.getBodyBlock();
+  for (Operation &op : body.without_terminator()) {
+    SmallVector<Lanes> operands;
+    for (OpOperand &use : op.getOpOperands())
+      operands.push_back(operand(b, use));
+    Lanes results;
+    for (int64_t l = 0; l < width; ++l) {
+      SmallVector<Value> a;
+      for (Lanes &lanes : operands)
+        a.push_back(lanes[l]);
+      FailureOr<Value> v = compute(b, &op, a);
+      if (failed(v))
+        return failure();
+      results.push_back(*v);
+    }
+    values[op.getResult(0)] = results;
+  }
+  // Every input of this step is read; now the outputs are written.
+  unsigned outputBase = fusion.getInputs().size();
+  for (auto [k, use] : llvm::enumerate(fusion.getYield()->getOpOperands())) {
+    Lanes lanes = operand(b, use);
+    Value buffer = buffers[outputBase + k];
+    if (width == 1) {
+      memref::StoreOp::create(b, lanes[0], buffer, elements[0]);
+      continue;
+    }
+    auto type = VectorType::get({width}, lanes[0].getType());
+    Value vector = vector::FromElementsOp::create(b, type, lanes);
+    vector::StoreOp::create(b, vector, buffer, elements[0],
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  }
+  return success();
+}
+
+struct FluidGenerateGpuKernelsPass
+    : public mlir::fluid::impl::FluidGenerateGpuKernelsBase<
+          FluidGenerateGpuKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<fluid_rt::LaunchOp> launches;
+    module.walk([&](fluid_rt::LaunchOp launch) {
+      if (launch.getKernel() == "fusion")
+        launches.push_back(launch);
+    });
+    if (launches.empty())
+      return;
+    if (module.lookupSymbol(kGpuKernelModuleName)) {
+      module.emitError() << "already has a symbol @" << kGpuKernelModuleName
+                         << " (run --fluid-generate-gpu-kernels once)";
+      return signalPassFailure();
+    }
+    ImplicitLocOpBuilder b(module.getLoc(), module.getContext());
+    b.setInsertionPointToEnd(module.getBody());
+    auto kernels = gpu::GPUModuleOp::create(b, kGpuKernelModuleName);
+    b.setInsertionPointToStart(kernels.getBody());
+    // Equal regions (same body, same types) share a kernel.
+    llvm::StringMap<std::string> byText;
+    for (fluid_rt::LaunchOp launch : launches) {
+      Block scratch;
+      auto fusion = cast<FusionOp>(launch.buildTensorOp(scratch));
+      llvm::scope_exit destroy([&] { fusion->destroy(); });
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      fusion->print(os, OpPrintingFlags().printGenericOpForm());
+      auto [it, inserted] =
+          byText.try_emplace(text, "fused_" + std::to_string(byText.size()));
+      if (inserted) {
+        b.setLoc(launch.getLoc());
+        int64_t width = fusedVectorWidth(fusion);
+        if (failed(KernelBuilder(fusion, 1).build(b, it->second)))
+          return signalPassFailure();
+        if (width > 1 && failed(KernelBuilder(fusion, width)
+                                    .build(b, it->second + kVectorSuffix)))
+          return signalPassFailure();
+        ++numKernels;
+      }
+      launch->setAttr(fluid_rt::kGpuKernelAttrName,
+                      b.getStringAttr(it->second));
+    }
+  }
+};
+
+} // namespace
