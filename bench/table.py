@@ -27,6 +27,8 @@ GIB = float(2 ** 30)
 
 # File-name variants -> the system label used when the JSON lacks "system".
 VARIANTS = [
+    ("fluid-unfused-profile", "fluid cuda unfused (profiled, no graph)"),
+    ("fluid-unfused", "fluid cuda unfused"),
     ("fluid-profile", "fluid cuda (profiled, no graph)"),
     ("fluid", "fluid cuda"),
     ("torch-compile-channels_last", "torch.compile channels_last"),
@@ -35,7 +37,7 @@ VARIANTS = [
     ("torch-channels_last", "torch eager channels_last"),
     ("torch-nchw", "torch eager nchw"),
 ]
-SYSTEM_ORDER = ["fluid cuda", "torch eager nchw", "torch eager channels_last",
+SYSTEM_ORDER = ["fluid cuda", "fluid cuda unfused", "torch eager nchw", "torch eager channels_last",
                 "torch.compile nchw", "torch.compile channels_last"]
 
 

@@ -4,12 +4,18 @@
 // generated kernel (docs/FUSION.md).
 //
 // Legality and cost model:
-// - Only ops that fluid::isFusibleElementwise accepts join a group, so
-//   convolutions, matmuls, batch norm's library kernels, pooling,
-//   reductions and every other library call stay outside.
+// - Only ops that fluid::isFusibleElementwise or fluid::isFusibleReduction
+//   (per-channel sums) accept join a group, so convolutions, matmuls,
+//   batch norm's library kernels, pooling, other reductions and every other
+//   library call stay outside. A sum's result is read only outside its
+//   group (it is complete only after the whole iteration space).
 // - A group is one iteration space: every op in it computes a result of the
-//   same shape. A smaller operand (a per-channel scale, a scalar) is read
-//   with broadcasting; an op of another shape is not fused into it.
+//   same shape (a sum: reads one). A smaller operand (a per-channel scale,
+//   a scalar) is read with broadcasting; an op of another shape is not
+//   fused into it.
+// - An op joins the group of an operand's producer, or the group of an
+//   earlier op that reads the same operand (siblings: one kernel reads it
+//   once), as long as the rules hold.
 // - No op is ever duplicated: an op joins at most one group, and a value
 //   that ops outside its group read becomes one more result of the region
 //   (multi-output regions). Nothing is recomputed for several consumers.
@@ -42,8 +48,14 @@ using namespace mlir::fluid;
 
 namespace {
 
+bool isFusible(Operation *op) {
+  return isFusibleElementwise(op) || isFusibleReduction(op);
+}
+
+/// The iteration space `op` needs: its result's shape, a sum's input's.
 ArrayRef<int64_t> shapeOf(Operation *op) {
-  return cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  Value v = isFusibleReduction(op) ? op->getOperand(0) : op->getResult(0);
+  return cast<RankedTensorType>(v.getType()).getShape();
 }
 
 class FunctionFuser {
@@ -93,6 +105,13 @@ bool FunctionFuser::canMerge(const Members &a, const Members &b,
                              Operation *last) {
   DenseSet<Operation *> inside(a.begin(), a.end());
   inside.insert(b.begin(), b.end());
+  // A sum is complete only once the whole iteration space is walked:
+  // nothing in the same kernel may read it.
+  for (Operation *op : inside)
+    for (Value operand : op->getOperands())
+      if (Operation *producer = operand.getDefiningOp();
+          producer && inside.contains(producer) && isFusibleReduction(producer))
+        return false;
   int64_t at = position.lookup(last);
   for (const Members *members : {&a, &b})
     for (Operation *op : *members)
@@ -110,16 +129,27 @@ void FunctionFuser::group() {
   for (auto [i, op] : llvm::enumerate(block))
     position[&op] = static_cast<int64_t>(i);
   for (Operation &op : block) {
-    if (!isFusibleElementwise(&op))
+    if (!isFusible(&op))
       continue;
     int64_t mine = static_cast<int64_t>(groups.size());
     groups.push_back({&op});
     groupOf[&op] = mine;
-    for (Value operand : op.getOperands()) {
-      Operation *producer = operand.getDefiningOp();
-      auto found = producer ? groupOf.find(producer) : groupOf.end();
+    // Candidates: the groups of the operands' producers, then (siblings)
+    // those of earlier ops reading the same operands, which one kernel can
+    // read once.
+    SmallVector<Operation *> candidates;
+    for (Value operand : op.getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        candidates.push_back(producer);
+    for (Value operand : op.getOperands())
+      for (Operation *user : operand.getUsers())
+        if (user != &op && user->getBlock() == &block &&
+            user->isBeforeInBlock(&op))
+          candidates.push_back(user);
+    for (Operation *candidate : candidates) {
+      auto found = groupOf.find(candidate);
       if (found == groupOf.end() || found->second == mine ||
-          shapeOf(producer) != shapeOf(&op))
+          shapeOf(candidate) != shapeOf(&op))
         continue;
       int64_t theirs = found->second;
       if (!canMerge(groups[theirs], groups[mine], &op))

@@ -127,6 +127,10 @@ public:
   LogicalResult build(ImplicitLocOpBuilder &b, StringRef name);
 
 private:
+  /// The body at the lanes of `elements`: computes every value, stores the
+  /// elementwise outputs, and appends each sum's contribution to `sums`.
+  LogicalResult body(ImplicitLocOpBuilder &b, SmallVectorImpl<Value> &sums);
+  void laneElements(ImplicitLocOpBuilder &b, Value first);
   using Lanes = SmallVector<Value, 4>;
   Value constantIndex(ImplicitLocOpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, v);
@@ -288,46 +292,19 @@ FailureOr<Value> KernelBuilder::compute(ImplicitLocOpBuilder &b, Operation *op,
   return *v;
 }
 
-LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
-  SmallVector<Type> arguments;
-  auto flat = [](Type type) {
-    auto shaped = cast<ShapedType>(type);
-    return MemRefType::get({std::max<int64_t>(1, shaped.getNumElements())},
-                           shaped.getElementType());
-  };
-  for (Type type : fusion.getInputs().getTypes())
-    arguments.push_back(flat(type));
-  for (Type type : fusion.getResultTypes())
-    arguments.push_back(flat(type));
-  auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(arguments, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  Block &entry = func.getBody().front();
-  buffers.assign(entry.args_begin(), entry.args_end());
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&entry);
-  Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  Value block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value blockSize = gpu::BlockDimOp::create(b, gpu::Dimension::x);
-  Value gridSize = gpu::GridDimOp::create(b, gpu::Dimension::x);
-  Value start = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, block, blockSize), thread);
-  Value step = arith::MulIOp::create(b, gridSize, blockSize);
-  int64_t count = 1;
-  for (int64_t d : space)
-    count *= d;
-  auto loop =
-      scf::ForOp::create(b, start, constantIndex(b, count / width), step);
-  gpu::ReturnOp::create(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value first = loop.getInductionVar();
-  if (width > 1)
-    first = arith::MulIOp::create(b, first, constantIndex(b, width));
-  elements.push_back(first);
-  for (int64_t l = 1; l < width; ++l)
-    elements.push_back(arith::AddIOp::create(b, first, constantIndex(b, l)));
-
+LogicalResult KernelBuilder::body(ImplicitLocOpBuilder &b,
+                                  SmallVectorImpl<Value> &sums) {
   Block &body = fusion.getBodyBlock();
   for (Operation &op : body.without_terminator()) {
+    if (isFusibleReduction(&op)) {
+      // This step's lanes, added in lane order.
+      Lanes lanes = operand(b, op.getOpOperand(0));
+      Value sum = lanes[0];
+      for (int64_t l = 1; l < width; ++l)
+        sum = arith::AddFOp::create(b, sum, lanes[l]);
+      sums.push_back(sum);
+      continue;
+    }
     SmallVector<Lanes> operands;
     for (OpOperand &use : op.getOpOperands())
       operands.push_back(operand(b, use));
@@ -346,6 +323,9 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
   // Every input of this step is read; now the outputs are written.
   unsigned outputBase = fusion.getInputs().size();
   for (auto [k, use] : llvm::enumerate(fusion.getYield()->getOpOperands())) {
+    Operation *producer = use.get().getDefiningOp();
+    if (producer && isFusibleReduction(producer))
+      continue;
     Lanes lanes = operand(b, use);
     Value buffer = buffers[outputBase + k];
     if (width == 1) {
@@ -357,6 +337,183 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
     vector::StoreOp::create(b, vector, buffer, elements[0],
                             /*nontemporal=*/false, llvm::MaybeAlign(16));
   }
+  return success();
+}
+
+void KernelBuilder::laneElements(ImplicitLocOpBuilder &b, Value first) {
+  elements.push_back(first);
+  for (int64_t l = 1; l < width; ++l)
+    elements.push_back(arith::AddIOp::create(b, first, constantIndex(b, l)));
+}
+
+LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
+  SmallVector<Type> arguments;
+  auto flat = [](Type type) {
+    auto shaped = cast<ShapedType>(type);
+    return MemRefType::get({std::max<int64_t>(1, shaped.getNumElements())},
+                           shaped.getElementType());
+  };
+  for (Type type : fusion.getInputs().getTypes())
+    arguments.push_back(flat(type));
+  for (Type type : fusion.getResultTypes())
+    arguments.push_back(flat(type));
+  auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(arguments, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  bool reduces = fusion.hasReductions();
+  SmallVector<Operation *> reductions;
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    if (isFusibleReduction(&op))
+      reductions.push_back(&op);
+  Type element =
+      cast<ShapedType>(
+          fusion.getBodyBlock().getTerminator()->getOperand(0).getType())
+          .getElementType();
+  if (reduces)
+    element = cast<ShapedType>(reductions[0]->getResult(0).getType())
+                  .getElementType();
+  Value scratch;
+  if (reduces)
+    scratch = func.addWorkgroupAttribution(
+        MemRefType::get(
+            {kReductionThreads * static_cast<int64_t>(reductions.size())},
+            element, MemRefLayoutAttrInterface(),
+            gpu::AddressSpaceAttr::get(b.getContext(),
+                                       gpu::AddressSpace::Workgroup)),
+        b.getLoc());
+  Block &entry = func.getBody().front();
+  buffers.assign(entry.args_begin(),
+                 entry.args_begin() + static_cast<int64_t>(arguments.size()));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&entry);
+  Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value block = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  int64_t count = 1;
+  for (int64_t d : space)
+    count *= d;
+
+  if (!reduces) {
+    Value blockSize = gpu::BlockDimOp::create(b, gpu::Dimension::x);
+    Value gridSize = gpu::GridDimOp::create(b, gpu::Dimension::x);
+    Value start = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, block, blockSize), thread);
+    Value step = arith::MulIOp::create(b, gridSize, blockSize);
+    auto loop =
+        scf::ForOp::create(b, start, constantIndex(b, count / width), step);
+    gpu::ReturnOp::create(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value first = loop.getInductionVar();
+    if (width > 1)
+      first = arith::MulIOp::create(b, first, constantIndex(b, width));
+    laneElements(b, first);
+    SmallVector<Value> none;
+    return body(b, none);
+  }
+
+  // Per-channel sums: block k handles channel k / splits, the elements
+  // (n, hw) of that channel from split k % splits on, `width` contiguous
+  // ones (in one row) per step; each thread sums its steps, the block sums
+  // its threads in workgroup memory, and thread 0 adds the block's sum to
+  // the output (zeroed by the caller when there are several splits) or
+  // stores it.
+  int64_t channels = space[1];
+  int64_t inner = 1; // H * W
+  for (size_t d = 2; d < space.size(); ++d)
+    inner *= space[d];
+  int64_t perChannel = count / channels;
+  int64_t splits = fusedReductionSplits(fusion);
+  Value channel = arith::DivUIOp::create(b, block, constantIndex(b, splits));
+  Value split = arith::RemUIOp::create(b, block, constantIndex(b, splits));
+  Value start = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, split, constantIndex(b, kReductionThreads)),
+      thread);
+  Value step = constantIndex(b, splits * kReductionThreads);
+  SmallVector<Value> zeros;
+  for (size_t r = 0; r < reductions.size(); ++r)
+    zeros.push_back(
+        arith::ConstantOp::create(b, element, b.getFloatAttr(element, 0)));
+  auto loop = scf::ForOp::create(b, start, constantIndex(b, perChannel / width),
+                                 step, zeros);
+  {
+    OpBuilder::InsertionGuard inLoop(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    if (width > 1)
+      j = arith::MulIOp::create(b, j, constantIndex(b, width));
+    // element = (j / inner) * channels * inner + channel * inner + j % inner
+    Value n = arith::DivUIOp::create(b, j, constantIndex(b, inner));
+    Value within = arith::RemUIOp::create(b, j, constantIndex(b, inner));
+    Value first = arith::AddIOp::create(
+        b,
+        arith::AddIOp::create(
+            b, arith::MulIOp::create(b, n, constantIndex(b, channels * inner)),
+            arith::MulIOp::create(b, channel, constantIndex(b, inner))),
+        within);
+    laneElements(b, first);
+    SmallVector<Value> sums;
+    if (failed(body(b, sums)))
+      return failure();
+    SmallVector<Value> next;
+    for (auto [acc, sum] : llvm::zip(loop.getRegionIterArgs(), sums))
+      next.push_back(arith::AddFOp::create(b, acc, sum));
+    Block *loopBody = loop.getBody();
+    if (!loopBody->empty() &&
+        loopBody->back().hasTrait<::mlir::OpTrait::IsTerminator>())
+      loopBody->back().erase();
+    b.setInsertionPointToEnd(loopBody);
+    scf::YieldOp::create(b, next);
+  }
+  // The block's sum: a tree in workgroup memory.
+  for (auto [r, partial] : llvm::enumerate(loop.getResults())) {
+    Value at = arith::AddIOp::create(
+        b, thread,
+        constantIndex(b, static_cast<int64_t>(r) * kReductionThreads));
+    memref::StoreOp::create(b, partial, scratch, at);
+  }
+  gpu::BarrierOp::create(b);
+  for (int64_t half = kReductionThreads / 2; half >= 1; half /= 2) {
+    Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, thread,
+                                         constantIndex(b, half));
+    auto when = scf::IfOp::create(b, active, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard inIf(b);
+      b.setInsertionPointToStart(when.thenBlock());
+      for (size_t r = 0; r < reductions.size(); ++r) {
+        Value base =
+            constantIndex(b, static_cast<int64_t>(r) * kReductionThreads);
+        Value mine = arith::AddIOp::create(b, thread, base);
+        Value other = arith::AddIOp::create(b, mine, constantIndex(b, half));
+        Value sum =
+            arith::AddFOp::create(b, memref::LoadOp::create(b, scratch, mine),
+                                  memref::LoadOp::create(b, scratch, other));
+        memref::StoreOp::create(b, sum, scratch, mine);
+      }
+    }
+    gpu::BarrierOp::create(b);
+  }
+  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, thread,
+                                      constantIndex(b, 0));
+  auto when = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard inIf(b);
+    b.setInsertionPointToStart(when.thenBlock());
+    unsigned outputBase = fusion.getInputs().size();
+    for (auto [k, use] : llvm::enumerate(fusion.getYield()->getOpOperands())) {
+      Operation *producer = use.get().getDefiningOp();
+      auto it = llvm::find(reductions, producer);
+      if (!producer || it == reductions.end())
+        continue;
+      int64_t r = it - reductions.begin();
+      Value total = memref::LoadOp::create(
+          b, scratch, constantIndex(b, r * kReductionThreads));
+      Value out = buffers[outputBase + k];
+      if (splits == 1)
+        memref::StoreOp::create(b, total, out, channel);
+      else
+        memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, total, out,
+                                    channel);
+    }
+  }
+  gpu::ReturnOp::create(b);
   return success();
 }
 

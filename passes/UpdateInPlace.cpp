@@ -10,10 +10,12 @@
 
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 #include "fluid/Passes/Passes.h"
+#include "fluid/Target/FusedKernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace mlir::fluid {
 #define GEN_PASS_DEF_FLUIDUPDATEINPLACE
@@ -62,6 +64,16 @@ LogicalResult foldCopy(memref::CopyOp copy) {
     if (*input >= launch.getInputs().size() ||
         parameterOf(launch.getInputs()[*input]) != param)
       return failure();
+  } else if (launch.getKernel() == "fusion") {
+    // A fused region may write over the parameter only where it reads the
+    // parameter element by element.
+    Block scratch;
+    auto fusion = cast<fluid::FusionOp>(launch.buildTensorOp(scratch));
+    llvm::scope_exit destroy([&] { fusion->destroy(); });
+    for (auto [i, input] : llvm::enumerate(launch.getInputs()))
+      if (parameterOf(input) == param &&
+          !fluid::fusedOutputMayOverwrite(fusion, outputIndex, i))
+        return failure();
   } else if (!mayWriteOverInput(launch.getKernel(), outputIndex)) {
     return failure();
   }

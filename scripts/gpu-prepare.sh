@@ -8,7 +8,9 @@
 #     classes, momentum SGD lr 0.1 momentum 0.9), for bench/resnet.sh, and
 #     NAME-{base,freed,planned,recompute}-cuda with their memory reports,
 #     for bench/memory.sh, and NAME-opt-{both,nofold,nogroup,neither}-cuda
-#     (the optimizer passes on and off), for bench/optimizer.sh.
+#     (the optimizer passes on and off), for bench/optimizer.sh, and
+#     NAME-{fused,unfused}-cuda (fusion and batch norm's expansion on and
+#     off), for bench/fusion.sh.
 # Then run on the GPU machine (the device tool), carrying build/lib,
 # build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
 #   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh   and/or
@@ -43,11 +45,37 @@ compile "$programs/resnet18-cuda" cuda "$resnet18" resnet18 --batch 4 \
   --image-size 64 --classes 10
 compile "$programs/resnet18-cpu" cpu "$resnet18" resnet18 --batch 4 \
   --image-size 64 --classes 10
+# The generated kernels against the library ones (test/Runtime/compiled-gpu.py):
+# ResNet-18 without batch norm's expansion and without fusion, and a model of
+# every fusible op with gradients (test/Runtime/Inputs/fusion-ops.mlir; its
+# cosine schedule, unfolded, adds the scalar ops), fused and not.
+"$bin/fluid-compile" "$programs/resnet18-cuda.mlir" --backend cuda \
+  --training "$resnet18" --no-expand-batch-norm --no-fuse-elementwise \
+  -o "$programs/resnet18-cuda-unfused" --quiet
+fusion_ops="optimizer=momentum lr=0.05 momentum=0.9 schedule=cosine total-steps=6 warmup-steps=2"
+for variant in "cuda:cuda" "cpu:cpu" "cuda-unfused:cuda --no-fuse-elementwise"; do
+  read -r -a flags <<< "${variant#*:}"
+  "$bin/fluid-compile" "$root/test/Runtime/Inputs/fusion-ops.mlir" \
+    --backend "${flags[@]}" --training "$fusion_ops" --no-fold-lr-math \
+    -o "$programs/fusion-ops-${variant%%:*}" --quiet
+done
+echo "compiled resnet18-cuda-unfused, fusion-ops-{cuda,cpu,cuda-unfused}"
 cp /usr/share/datasets/fashion-mnist/*.gz "$programs/"
 
 resnet="optimizer=momentum lr=0.1 momentum=0.9"
 compile "$bench/resnet50-cuda" cuda "$resnet" resnet50 --batch 128
 compile "$bench/resnet34-cuda" cuda "$resnet" resnet34 --batch 128
+# bench/fusion.sh: elementwise fusion and batch norm's expansion on and off.
+for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext50_32x4d}; do
+  IFS=: read -r name model <<< "$config"
+  "$bin/fluid-models" "$model" --batch 128 -o "$bench/$name-fusion.mlir"
+  "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
+    -o "$bench/$name-fused-cuda" --quiet
+  "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
+    --no-expand-batch-norm --no-fuse-elementwise \
+    -o "$bench/$name-unfused-cuda" --quiet
+  echo "compiled $bench/$name-{fused,unfused}-cuda"
+done
 # bench/memory.sh: each configuration with each memory policy, and the
 # compile-time memory report of each (NAME-VARIANT.report.{json,csv,svg}).
 memory_configs="${FLUID_MEMORY_CONFIGS:-resnet50-b128:resnet50:128 se_resnext50-b128:se_resnext50_32x4d:128 se_resnext152-b25:se_resnext152_32x4d:25}"

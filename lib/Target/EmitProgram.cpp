@@ -428,11 +428,34 @@ LogicalResult FunctionEmitter::emitFusion(fluid_rt::LaunchOp launch,
       mask += vector ? '1' : '0';
     std::string name = kernel.getValue().str();
     usesGpuKernels = true;
+    // Grid sizes of the scalar and the vector kernel.
+    auto blocksFor = [](int64_t items) {
+      return std::min<int64_t>((std::max<int64_t>(items, 1) + 255) / 256, 8192);
+    };
+    int64_t scalarBlocks = blocksFor(count),
+            vectorBlocks = blocksFor(count / width);
+    if (fusion.hasReductions()) {
+      int64_t splits = fusedReductionSplits(fusion);
+      scalarBlocks = vectorBlocks = fusion.getIterationShape()[1] * splits;
+      // Several blocks per channel add their sums into zeroed outputs.
+      if (splits > 1)
+        for (auto [k, value] : llvm::enumerate(fusion.getYield().getValues()))
+          if (Operation *producer = value.getDefiningOp();
+              producer && isFusibleReduction(producer))
+            line("  FLUID_CHECK(fluid_cuda_memset_zero(context, " +
+                 StringRef(outputs[k]).drop_front().str() + ".data, " +
+                 std::to_string(
+                     cast<RankedTensorType>(value.getType()).getNumElements() *
+                     (cast<RankedTensorType>(value.getType())
+                          .getElementTypeBitWidth() /
+                      8)) +
+                 "));");
+    }
     addLaunch(launch, "fusion",
               "launchGenerated(context, " + quoted(name) + ", " +
                   (width > 1 ? quoted(name + kVectorSuffix) : "nullptr") +
-                  ", " + std::to_string(std::max<int64_t>(count, 1)) + ", " +
-                  std::to_string(width) + ", " + args + ", " +
+                  ", " + std::to_string(scalarBlocks) + ", " +
+                  std::to_string(vectorBlocks) + ", " + args + ", " +
                   std::to_string(all.size()) + ", " + quoted(mask) + ")");
     return success();
   }
@@ -1037,25 +1060,22 @@ fluid_status copyConstant(const fluid_program_env *env, void *buffer,
 )cpp";
 
 constexpr const char *kLaunchGenerated = R"cpp(
-/// Launches generated kernel `name` over `count` elements, or its vector
-/// variant `vectorName` (`width` elements per step) when every operand it
+/// Launches generated kernel `name` on `blocks` blocks, or its vector
+/// variant `vectorName` on `vectorBlocks` when every operand that one
 /// moves as vectors (`mask`: '1' per such tensor) is 16-byte aligned.
 fluid_status launchGenerated(fluid_cuda_context *context, const char *name,
-                             const char *vectorName, int64_t count,
-                             int64_t width, const fluid_tensor *const *tensors,
+                             const char *vectorName, int64_t blocks,
+                             int64_t vectorBlocks,
+                             const fluid_tensor *const *tensors,
                              int64_t tensorCount, const char *mask) {
   bool vector = vectorName != nullptr;
   for (int64_t k = 0; vector && k < tensorCount; ++k)
     if (mask[k] == '1' &&
         reinterpret_cast<std::uintptr_t>(tensors[k]->data) % 16 != 0)
       vector = false;
-  int64_t items = vector ? count / width : count;
-  int64_t blocks = (items + 255) / 256;
-  if (blocks > 8192)
-    blocks = 8192; // a grid-stride loop covers the rest
-  return fluid_cuda_launch_generated(context, kGpuKernels,
-                                     vector ? vectorName : name, blocks, 256,
-                                     tensors, tensorCount);
+  return fluid_cuda_launch_generated(
+      context, kGpuKernels, vector ? vectorName : name,
+      vector ? vectorBlocks : blocks, 256, tensors, tensorCount);
 }
 )cpp";
 

@@ -47,9 +47,28 @@ int64_t mlir::fluid::fusedVectorWidth(FusionOp fusion) {
       return 1;
   int64_t width =
       16 / static_cast<int64_t>(element.getIntOrFloatBitWidth() / 8);
-  int64_t count =
-      cast<RankedTensorType>(fusion.getResult(0).getType()).getNumElements();
-  return count % width == 0 ? width : 1;
+  ArrayRef<int64_t> space = fusion.getIterationShape();
+  // A kernel with sums moves vectors within one row of a channel.
+  int64_t run = 1;
+  if (fusion.hasReductions())
+    for (size_t d = 2; d < space.size(); ++d)
+      run *= space[d];
+  else
+    for (int64_t d : space)
+      run *= d;
+  return run % width == 0 ? width : 1;
+}
+
+int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
+  ArrayRef<int64_t> space = fusion.getIterationShape();
+  int64_t count = 1;
+  for (int64_t d : space)
+    count *= d;
+  int64_t channels = space.size() >= 2 ? std::max<int64_t>(space[1], 1) : 1;
+  int64_t perChannel = count / channels;
+  constexpr int64_t kTargetBlocks = 1056; // 8 per SM of an H200
+  int64_t splits = (kTargetBlocks + channels - 1) / channels;
+  return std::max<int64_t>(1, std::min(splits, perChannel / 8192));
 }
 
 SmallVector<bool> mlir::fluid::fusedVectorOperands(FusionOp fusion) {
@@ -64,6 +83,23 @@ SmallVector<bool> mlir::fluid::fusedVectorOperands(FusionOp fusion) {
     }));
   vector.append(fusion.getNumResults(), true);
   return vector;
+}
+
+bool mlir::fluid::fusedOutputMayOverwrite(FusionOp fusion, unsigned output,
+                                          unsigned input) {
+  Value result = fusion.getYield().getValues()[output];
+  Operation *producer = result.getDefiningOp();
+  if ((producer && isFusibleReduction(producer)) ||
+      fusion.getInputs()[input].getType() != result.getType())
+    return false;
+  ArrayRef<int64_t> space = fusion.getIterationShape();
+  SmallVector<int64_t> contiguous(space.size(), 1);
+  for (int64_t d = static_cast<int64_t>(space.size()) - 2; d >= 0; --d)
+    contiguous[d] = contiguous[d + 1] * space[d + 1];
+  BlockArgument arg = fusion.getBodyBlock().getArgument(input);
+  return llvm::all_of(arg.getUses(), [&](OpOperand &use) {
+    return fusedAccessStrides(fusion, use) == contiguous;
+  });
 }
 
 std::string mlir::fluid::describeFusion(FusionOp fusion) {
@@ -164,6 +200,16 @@ FailureOr<std::string> mlir::fluid::emitCpuFusedKernel(FusionOp fusion,
   for (auto [k, type] : llvm::enumerate(fusion.getResultTypes()))
     os << "  " << cType(type) << " *y" << k << " = static_cast<" << cType(type)
        << " *>(out[" << k << "]->data);\n";
+  // Per-channel sums, accumulated in double in the loop nest's order (the
+  // cpu reduce_sum kernel's), so they are bitwise that kernel's.
+  int64_t channels = rank >= 2 ? space[1] : 1;
+  DenseMap<Operation *, std::string> sums;
+  for (Operation &op : body.without_terminator())
+    if (isFusibleReduction(&op)) {
+      std::string name = "r" + std::to_string(sums.size());
+      sums[&op] = name;
+      os << "  std::vector<double> " << name << "(" << channels << ", 0.0);\n";
+    }
   // The loop nest; dimensions of size 1 need no loop.
   std::string indent = "  ";
   bool any = false;
@@ -215,7 +261,14 @@ FailureOr<std::string> mlir::fluid::emitCpuFusedKernel(FusionOp fusion,
     return it->second;
   };
   int64_t next = 0;
+  std::string channel = space.size() >= 2 && space[1] != 1 ? "i1" : "0";
   for (Operation &op : body.without_terminator()) {
+    if (isFusibleReduction(&op)) {
+      std::string value = operandText(op.getOpOperand(0));
+      os << indent << sums.lookup(&op) << "[" << channel << "] += " << value
+         << ";  // reduce_sum\n";
+      continue;
+    }
     SmallVector<std::string> operands;
     for (OpOperand &use : op.getOpOperands())
       operands.push_back(operandText(use));
@@ -228,9 +281,21 @@ FailureOr<std::string> mlir::fluid::emitCpuFusedKernel(FusionOp fusion,
        << ";  // " << op.getName().stripDialect() << "\n";
     names[op.getResult(0)] = v;
   }
-  for (auto [k, use] : llvm::enumerate(fusion.getYield()->getOpOperands()))
+  for (auto [k, use] : llvm::enumerate(fusion.getYield()->getOpOperands())) {
+    Operation *producer = use.get().getDefiningOp();
+    if (producer && sums.count(producer))
+      continue;
     os << indent << "y" << k << "[e] = " << operandText(use) << ";\n";
+  }
   os << (any ? indent.substr(2) : indent) << "}\n";
+  for (auto [k, use] : llvm::enumerate(fusion.getYield()->getOpOperands())) {
+    Operation *producer = use.get().getDefiningOp();
+    if (!producer || !sums.count(producer))
+      continue;
+    os << "  for (int64_t c = 0; c < " << channels << "; ++c)\n"
+       << "    y" << k << "[c] = " << cType(use.get().getType()) << "("
+       << sums.lookup(producer) << "[c]);\n";
+  }
   os << "  return FLUID_OK;\n}\n";
   return text;
 }

@@ -29,7 +29,7 @@ work = sys.argv[1]
 OPTIONS = "optimizer=momentum lr=0.1 momentum=0.9 weight-decay=1e-4"
 
 
-def check(dtype, mlir_type, loss_tol, grad_tol, param_rtol):
+def check(dtype, mlir_type, loss_tol, grad_tol, param_rtol, passes=()):
     torch.manual_seed(0)
     net = torchvision.models.resnet18().to(dtype)
     with torch.no_grad():
@@ -39,7 +39,7 @@ def check(dtype, mlir_type, loss_tol, grad_tol, param_rtol):
                 m.bias.uniform_(-0.5, 0.5)
                 m.running_mean.uniform_(-0.2, 0.2)
                 m.running_var.uniform_(0.5, 2)
-    prefix = os.path.join(work, mlir_type)
+    prefix = os.path.join(work, mlir_type + ("-expanded" if passes else ""))
     forward = subprocess.run(["fluid-models", "resnet18", "--batch", "2",
                               "--image-size", "64"], check=True,
                              capture_output=True, text=True).stdout
@@ -56,12 +56,12 @@ def check(dtype, mlir_type, loss_tol, grad_tol, param_rtol):
               "--input", f"labels={prefix}-labels.npy"]
 
     subprocess.run(["fluid-opt", prefix + ".mlir", "--fluid-append-backward",
-                    "-o", prefix + "-grad.mlir"], check=True)
+                    *passes, "-o", prefix + "-grad.mlir"], check=True)
     subprocess.run(["fluid-run", prefix + "-grad.mlir", *inputs,
                     "--save-outputs", prefix + "-grads"], check=True,
                    capture_output=True)
     subprocess.run(["fluid-opt", prefix + ".mlir",
-                    f"--fluid-build-training={OPTIONS}",
+                    f"--fluid-build-training={OPTIONS}", *passes,
                     "-o", prefix + "-train.mlir"], check=True)
     subprocess.run(["fluid-run", prefix + "-train.mlir", *inputs,
                     "--save-params", prefix + "-after.safetensors"],
@@ -104,7 +104,7 @@ def check(dtype, mlir_type, loss_tol, grad_tol, param_rtol):
         if np.any(np.abs(after[name] - value) > tol):
             problems.append(f"{name} after the step: max |diff| "
                             f"{np.abs(after[name] - value).max():.3g}")
-    label = f"resnet18 {mlir_type}"
+    label = f"resnet18 {mlir_type}" + (" " + " ".join(passes) if passes else "")
     if problems:
         print(f"FAIL {label}: " + "; ".join(problems[:8]))
         return False
@@ -114,6 +114,11 @@ def check(dtype, mlir_type, loss_tol, grad_tol, param_rtol):
     return True
 
 
+# The same step with batch norm expanded into reductions and elementwise
+# ops and those fused (docs/FUSION.md), to the same tolerances.
+EXPANDED = ("--fluid-expand-batch-norm", "--fluid-fuse-elementwise")
 ok = check(torch.float64, "f64", 1e-9, 1e-9, 1e-9)
 ok &= check(torch.float32, "f32", 1e-5, 1e-3, 1e-5)
+ok &= check(torch.float64, "f64", 1e-9, 1e-9, 1e-9, EXPANDED)
+ok &= check(torch.float32, "f32", 1e-5, 1e-3, 1e-5, EXPANDED)
 sys.exit(0 if ok else 1)

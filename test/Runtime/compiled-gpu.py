@@ -12,6 +12,12 @@ build/gpu-programs:
    running statistics the batch's; every tensor of the two checkpoints must
    agree within 1e-3 of the cpu tensor's largest magnitude, and the losses
    within 1e-4 relative.
+   The same step with cuDNN's batch norm and the runtime's elementwise
+   kernels (--no-expand-batch-norm --no-fuse-elementwise) against the
+   default (batch norm expanded, generated kernels): within 1e-3 too.
+   A model of every fusible op and its gradient plus a cosine schedule's
+   scalar ops, 4 steps: the generated kernels and the runtime's kernels
+   each against the cpu backend, losses and checkpoint within 1e-5.
 2. A second ResNet-18 step (lr 0.01) replayed from a CUDA graph: its loss
    within 1e-3 of the cpu's (TF32 off) or 5e-3 (TF32 on). Its gradients
    are not compared: with 16 values per channel in layer4's batch norms
@@ -94,7 +100,9 @@ def main():
            os.path.join(os.environ["OUT"], "compiled") if os.environ.get("OUT")
            else tempfile.mkdtemp())
     os.makedirs(out, exist_ok=True)
-    needed = ["resnet18-cpu", "resnet18-cuda", "lenet5-cuda", "lenet5-cpu",
+    needed = ["resnet18-cpu", "resnet18-cuda", "resnet18-cuda-unfused",
+              "fusion-ops-cpu", "fusion-ops-cuda", "fusion-ops-cuda-unfused",
+              "lenet5-cuda", "lenet5-cpu",
               "train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
     missing = [n for n in needed if not os.path.exists(os.path.join(programs, n))]
     if missing:
@@ -124,6 +132,33 @@ def main():
            "resnet18 step loss", "cpu %s, cuda %s" % (lc, lg))
     compare(o("cpu-1.safetensors"), o("cuda-1.safetensors"), 1e-3,
             "resnet18 step, cuda (TF32 off) vs cpu")
+
+    # 1b. The same step without batch norm's expansion and without fusion
+    # (cuDNN's batch norm and the runtime's elementwise kernels) against
+    # the generated kernels, both on the GPU.
+    run(p("resnet18-cuda-unfused"), common + [
+        "--steps", "1", "--no-tf32", "--algorithm-cache", cache, "--save",
+        o("cuda-unfused-1.safetensors")], o("resnet18-cuda-unfused-1.log"))
+    compare(o("cuda-unfused-1.safetensors"), o("cuda-1.safetensors"), 1e-3,
+            "resnet18 step, generated kernels vs cuDNN batch norm (cuda)")
+
+    # 1c. Every fusible op and its gradient, and the scalar ops of a cosine
+    # schedule with warm-up, 4 steps: generated kernels against the
+    # runtime's own cuda kernels and against the cpu backend.
+    fo = ["--data", "synthetic", "--synthetic-size", "32", "--test-data",
+          "none", "--log-every", "1", "--seed", "5", "--steps", "4"]
+    lf = {}
+    for name in ("fusion-ops-cpu", "fusion-ops-cuda", "fusion-ops-cuda-unfused"):
+        lf[name] = losses(run(p(name), fo + ["--save", o(name + ".safetensors")],
+                              o(name + ".log")))
+    for name in ("fusion-ops-cuda", "fusion-ops-cuda-unfused"):
+        worst = max((abs(a - b) / abs(a) for a, b in
+                     zip(lf["fusion-ops-cpu"], lf[name])), default=float("inf"))
+        report(len(lf[name]) == 4 and worst <= 1e-5, name + " losses vs cpu",
+               "worst relative difference %.3g over 4 steps, tolerance 1e-5"
+               % worst)
+        compare(o("fusion-ops-cpu.safetensors"), o(name + ".safetensors"), 1e-5,
+                name + " vs cpu, checkpoint after 4 steps")
 
     # 2. A second ResNet-18 step, replayed from a CUDA graph: its loss.
     # (Its gradients are not compared: layer4's batch norms normalize 16

@@ -6,7 +6,8 @@
 // Builds the training step (--fluid-build-training, unless the file already
 // holds one), folds its learning-rate arithmetic and groups its updates
 // (--fluid-fold-lr-math, --fluid-group-optimizer), recomputes cheap
-// activations, fuses elementwise ops (--fluid-fuse-elementwise), moves it
+// activations, expands batch norm (--fluid-expand-batch-norm) and fuses
+// elementwise ops (--fluid-fuse-elementwise), moves it
 // to buffers (--fluid-bufferize,
 // --fluid-update-in-place), plans its memory (--fluid-insert-frees,
 // --fluid-plan-memory), emits it as C++ that calls the runtime's
@@ -114,6 +115,11 @@ static cl::opt<bool> noRecompute(
     cl::desc("Skip --fluid-recompute-elementwise: keep every activation the "
              "backward pass reads instead of recomputing batch norm + ReLU "
              "outputs there"),
+    cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noExpandBatchNorm(
+    "no-expand-batch-norm",
+    cl::desc("Skip --fluid-expand-batch-norm: run training batch norm and "
+             "its gradient as the backend's library kernels (cuDNN on cuda)"),
     cl::init(false), cl::cat(compileCategory));
 static cl::opt<bool> noFuseElementwise(
     "no-fuse-elementwise",
@@ -334,6 +340,8 @@ int main(int argc, char **argv) {
       pm.addPass(createFluidGroupOptimizer());
     if (!noRecompute)
       pm.addPass(createFluidRecomputeElementwise());
+    if (!noExpandBatchNorm)
+      pm.addPass(createFluidExpandBatchNorm());
     if (!noFuseElementwise)
       pm.addPass(createFluidFuseElementwise());
     pm.addPass(createFluidBufferize());

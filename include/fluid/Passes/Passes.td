@@ -178,6 +178,24 @@ def FluidGroupOptimizer : Pass<"fluid-group-optimizer", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::fluid::FluidDialect"];
 }
 
+def FluidExpandBatchNorm : Pass<"fluid-expand-batch-norm", "::mlir::ModuleOp"> {
+  let summary = "Expand training batch norm and its gradient into per-channel reductions and elementwise ops";
+  let description = [{
+    `fluid.batch_norm` becomes one pass of shifted sums over the input
+    (shift: the channel's first element; `fluid.reduce_sum` of x - K and
+    of its square), per-channel arithmetic for the mean, the biased
+    variance, inv_std and the running statistics (PyTorch's rule), and
+    `fluid.batch_norm_apply`; `fluid.batch_norm_grad` becomes the two
+    per-channel sums of dy and dy * xhat and one elementwise expression for
+    the input gradient. After it, --fluid-fuse-elementwise fuses the sums
+    with their producers (ReLU's gradient) and the normalization with its
+    consumers (ReLU, residual add). Numerics: docs/FUSION.md.
+  }];
+  let statistics = [
+    Statistic<"numExpanded", "expanded", "Batch norms and gradients expanded">,
+  ];
+}
+
 def FluidFuseElementwise : Pass<"fluid-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Group elementwise ops into fused regions, each run as one generated kernel";
   let description = [{

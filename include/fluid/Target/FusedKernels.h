@@ -39,6 +39,21 @@ int64_t fusedVectorWidth(FusionOp fusion);
 /// so that its address must be 16-byte aligned for that kernel.
 SmallVector<bool> fusedVectorOperands(FusionOp fusion);
 
+/// Whether result `output` of `fusion` may be written into the buffer of
+/// input `input`: the result is elementwise (not a sum), has the input's
+/// type, and the body reads the input only element by element at the
+/// element being computed (every generated kernel reads an element's
+/// inputs before it writes that element's outputs).
+bool fusedOutputMayOverwrite(FusionOp fusion, unsigned output, unsigned input);
+
+/// The blocks per channel of a region with sums (its generated kernel runs
+/// channels * splits blocks of kReductionThreads threads): enough blocks to
+/// fill an H200, at least 8192 elements per block. With one split each
+/// block stores its channel's sums; with more they add them atomically
+/// into outputs the caller zeroed.
+int64_t fusedReductionSplits(FusionOp fusion);
+constexpr int64_t kReductionThreads = 256;
+
 /// The gpu.module that holds the generated kernels, and the suffix of a
 /// kernel's vector variant (the plain name is the scalar one, for operands
 /// that are not 16-byte aligned).

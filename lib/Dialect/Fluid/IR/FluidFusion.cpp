@@ -24,6 +24,38 @@ bool mlir::fluid::isFusibleElementwise(Operation *op) {
          llvm::all_of(op->getResultTypes(), isGeneratedFloat);
 }
 
+bool mlir::fluid::isFusibleReduction(Operation *op) {
+  auto sum = dyn_cast<ReduceSumOp>(op);
+  if (!sum || !isGeneratedFloat(sum.getInput().getType()))
+    return false;
+  int64_t rank = sum.getInput().getType().getRank();
+  std::optional<ArrayRef<int64_t>> given = sum.getAxes();
+  if ((rank != 2 && rank != 4) || !given)
+    return false;
+  SmallVector<int64_t> axes;
+  for (int64_t axis : *given)
+    axes.push_back(axis < 0 ? axis + rank : axis);
+  llvm::sort(axes);
+  SmallVector<int64_t> expected = {0};
+  if (rank == 4)
+    expected.append({2, 3});
+  return axes == expected;
+}
+
+ArrayRef<int64_t> FusionOp::getIterationShape() {
+  for (Operation &op : getBodyBlock().without_terminator()) {
+    Type type = isFusibleReduction(&op) ? op.getOperand(0).getType()
+                                        : op.getResult(0).getType();
+    return cast<RankedTensorType>(type).getShape();
+  }
+  return cast<RankedTensorType>(getResult(0).getType()).getShape();
+}
+
+bool FusionOp::hasReductions() {
+  return llvm::any_of(getBodyBlock().without_terminator(),
+                      [](Operation &op) { return isFusibleReduction(&op); });
+}
+
 YieldOp FusionOp::getYield() {
   return cast<YieldOp>(getBodyBlock().getTerminator());
 }
@@ -58,21 +90,44 @@ LogicalResult FusionOp::verifyRegions() {
     return emitOpError() << "yields " << yield.getValues().getTypes()
                          << " but its results are " << getResultTypes();
   ArrayRef<int64_t> shape = getIterationShape();
-  for (auto [i, type] : llvm::enumerate(getResultTypes()))
-    if (cast<RankedTensorType>(type).getShape() != shape)
-      return emitOpError() << "result #" << i << " has type " << type
-                           << ", not the iteration shape of result #0";
+  auto describeShape = [&] {
+    std::string text;
+    for (int64_t d : shape)
+      text += (text.empty() ? "" : "x") + std::to_string(d);
+    return text.empty() ? std::string("rank 0") : text;
+  };
   for (Operation &op : block.without_terminator()) {
+    if (isFusibleReduction(&op)) {
+      if (cast<RankedTensorType>(op.getOperand(0).getType()).getShape() !=
+          shape)
+        return op.emitOpError() << "sums a value whose shape is not the "
+                                   "fused region's iteration shape "
+                                << describeShape();
+      for (Operation *user : op.getUsers())
+        if (!isa<YieldOp>(user))
+          return op.emitOpError() << "result is used inside the fused "
+                                     "region; a sum can only be yielded";
+      continue;
+    }
     if (!isFusibleElementwise(&op))
       return op.emitOpError()
-             << "cannot be part of a fused region (only elementwise ops on "
-                "f32 or f64 can)";
+             << "cannot be part of a fused region (only elementwise ops and "
+                "per-channel sums on f32 or f64 can)";
     for (Type type : op.getResultTypes())
       if (cast<RankedTensorType>(type).getShape() != shape)
         return op.emitOpError()
                << "computes " << type
-               << " inside a fused region whose iteration shape is that of "
-               << getResult(0).getType();
+               << " inside a fused region whose iteration shape is "
+               << describeShape();
+  }
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    Operation *producer = value.getDefiningOp();
+    if (producer && isFusibleReduction(producer))
+      continue;
+    if (cast<RankedTensorType>(value.getType()).getShape() != shape)
+      return emitOpError() << "result #" << i << " has type " << value.getType()
+                           << ", neither the iteration shape "
+                           << describeShape() << " nor a per-channel sum";
   }
   return success();
 }

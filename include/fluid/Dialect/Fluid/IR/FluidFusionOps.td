@@ -16,13 +16,16 @@ def Fluid_FusionOp : Fluid_Op<"fusion", [
   let summary = "Elementwise ops over one iteration space, run as one kernel";
   let description = [{
     The body computes the results from the block arguments, which stand
-    for `inputs`, with ops that `fluid::isFusibleElementwise` accepts. The
-    iteration space is the shape of the results: all of them have it, and
-    so has every value the body computes; an input has that shape or one
-    that the body's ops broadcast to it (NumPy broadcasting, or a
-    per-channel vector of `fluid.batch_norm_apply`). So one pass over the
-    iteration space computes every result, each element once; nothing in
-    the body is computed twice.
+    for `inputs`, with ops that `fluid::isFusibleElementwise` accepts, and
+    per-channel sums (`fluid.reduce_sum` over every axis but 1, which
+    `fluid::isFusibleReduction` accepts) whose results are only yielded.
+    The iteration space is the shape of the elementwise values: every
+    value the body computes has it, so does every result but a sum's, and
+    so does every sum's input; an input has that shape or one that the
+    body's ops broadcast to it (NumPy broadcasting, or a per-channel vector
+    of `fluid.batch_norm_apply`). So one pass over the iteration space
+    computes every result, each element once; nothing in the body is
+    computed twice.
 
     ```mlir
     %r:2 = fluid.fusion ins(%a, %b : tensor<8x64xf32>, tensor<64xf32>)
@@ -44,10 +47,12 @@ def Fluid_FusionOp : Fluid_Op<"fusion", [
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     /// The shape every result and every value of the body has.
-    ::llvm::ArrayRef<int64_t> getIterationShape() {
-      return ::llvm::cast<::mlir::RankedTensorType>(
-                 getResult(0).getType()).getShape();
-    }
+    /// The shape of the body's elementwise values (and of the inputs of
+    /// its reductions).
+    ::llvm::ArrayRef<int64_t> getIterationShape();
+    /// Whether the region has per-channel reductions (then its kernel
+    /// walks the iteration space channel by channel).
+    bool hasReductions();
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
     ::mlir::fluid::YieldOp getYield();
   }];

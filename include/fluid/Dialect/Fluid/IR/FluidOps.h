@@ -49,6 +49,10 @@ LogicalResult verifyExternalName(function_ref<InFlightDiagnostic()> emitError,
 /// f32 or f64 tensors whose generated code computes what its kernel does
 /// (FluidFusionOps.td).
 bool isFusibleElementwise(Operation *op);
+/// Whether `op` is a per-channel sum a `fluid.fusion` body may end in: a
+/// `fluid.reduce_sum` of an f32 or f64 tensor of rank 2 or 4 over every
+/// axis but 1 (with or without keep_dims).
+bool isFusibleReduction(Operation *op);
 
 namespace OpTrait {
 /// See Fluid_NoUnknownAttributes in FluidBase.td.
