@@ -71,6 +71,9 @@ for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext5
   "$bin/fluid-models" "$model" --batch 128 -o "$bench/$name-fusion.mlir"
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
     -o "$bench/$name-fused-cuda" --quiet
+  # Its C++ (PTX and launches) for bench/fused-kernels.py.
+  "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
+    --emit=cpp -o "$bench/$name-fused.cpp" --quiet
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
     --no-expand-batch-norm --no-fuse-elementwise \
     -o "$bench/$name-unfused-cuda" --quiet

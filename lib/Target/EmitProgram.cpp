@@ -451,7 +451,8 @@ LogicalResult FunctionEmitter::emitFusion(fluid_rt::LaunchOp launch,
                       8)) +
                  "));");
     }
-    addLaunch(launch, "fusion",
+    addLaunch(launch,
+              fusion.hasReductions() ? "fused_sums" : "fused_elementwise",
               "launchGenerated(context, " + quoted(name) + ", " +
                   (width > 1 ? quoted(name + kVectorSuffix) : "nullptr") +
                   ", " + std::to_string(scalarBlocks) + ", " +
@@ -466,7 +467,8 @@ LogicalResult FunctionEmitter::emitFusion(fluid_rt::LaunchOp launch,
   std::string name = sharedData.addKernel(*definition);
   line("  const fluid_tensor *const " + in + "[] = {" + list(inputs) + "};");
   line("  fluid_tensor *const " + out + "[] = {" + list(outputs) + "};");
-  addLaunch(launch, "fusion", name + "(" + in + ", " + out + ")");
+  addLaunch(launch, fusion.hasReductions() ? "fused_sums" : "fused_elementwise",
+            name + "(" + in + ", " + out + ")");
   return success();
 }
 

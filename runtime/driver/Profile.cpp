@@ -51,6 +51,11 @@ std::string jsonSpread(const Spread &s) {
 
 const char *driver::opClassOf(const char *kernel) {
   std::string name = kernel ? kernel : "";
+  // Generated kernels (fused regions), with and without per-channel sums.
+  if (name == "fused_sums")
+    return "fused sums";
+  if (name == "fused_elementwise")
+    return "fused elementwise";
   if (hasStem(name, "conv2d"))
     return "convolution";
   if (hasAnyStem(name, {"matmul", "linear"}))

@@ -16,8 +16,9 @@ build/gpu-programs:
    kernels (--no-expand-batch-norm --no-fuse-elementwise) against the
    default (batch norm expanded, generated kernels): within 1e-3 too.
    A model of every fusible op and its gradient plus a cosine schedule's
-   scalar ops, 4 steps: the generated kernels and the runtime's kernels
-   each against the cpu backend, losses and checkpoint within 1e-5.
+   scalar ops, 4 steps (TF32 off): the generated kernels and the runtime's
+   kernels each against the cpu backend and against each other, losses
+   and checkpoints within 1e-5.
 2. A second ResNet-18 step (lr 0.01) replayed from a CUDA graph: its loss
    within 1e-3 of the cpu's (TF32 off) or 5e-3 (TF32 on). Its gradients
    are not compared: with 16 values per channel in layer4's batch norms
@@ -147,9 +148,12 @@ def main():
     # runtime's own cuda kernels and against the cpu backend.
     fo = ["--data", "synthetic", "--synthetic-size", "32", "--test-data",
           "none", "--log-every", "1", "--seed", "5", "--steps", "4"]
+    gpu_fo = fo + ["--no-tf32", "--algorithm-cache", cache]
     lf = {}
     for name in ("fusion-ops-cpu", "fusion-ops-cuda", "fusion-ops-cuda-unfused"):
-        lf[name] = losses(run(p(name), fo + ["--save", o(name + ".safetensors")],
+        flags = fo if name.endswith("cpu") else gpu_fo
+        lf[name] = losses(run(p(name), flags + ["--save",
+                                                o(name + ".safetensors")],
                               o(name + ".log")))
     for name in ("fusion-ops-cuda", "fusion-ops-cuda-unfused"):
         worst = max((abs(a - b) / abs(a) for a, b in
@@ -159,6 +163,9 @@ def main():
                % worst)
         compare(o("fusion-ops-cpu.safetensors"), o(name + ".safetensors"), 1e-5,
                 name + " vs cpu, checkpoint after 4 steps")
+    compare(o("fusion-ops-cuda-unfused.safetensors"),
+            o("fusion-ops-cuda.safetensors"), 1e-5,
+            "fusion-ops, generated kernels vs the runtime's cuda kernels")
 
     # 2. A second ResNet-18 step, replayed from a CUDA graph: its loss.
     # (Its gradients are not compared: layer4's batch norms normalize 16

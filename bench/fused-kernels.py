@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Achieved bandwidth of a compiled program's generated kernels, alone.
+
+Reads the C++ that `fluid-compile --emit=cpp` wrote for a cuda program
+(scripts/gpu-prepare.sh writes build/bench/resnet50-fused.cpp): its PTX
+module (kGpuKernels), and per fused launch of the training step the kernel,
+its grids, its tensors' shapes and which outputs are zeroed first. On the
+GPU, each distinct launch (kernel and shapes) runs on fresh device buffers
+(inputs filled with 1.0, so nothing overflows), 3 warm-up launches then 20
+timed (fluid_cuda_synchronize around them; the launch cost is under 1% of
+the kernels here), and its bandwidth is the bytes of all its tensors, each
+counted once (a broadcast input at its own size), over the median time.
+The device-to-device copy bandwidth of a 1 GiB buffer is measured the same
+way (the runtime's copy, fluid_cuda_reshape) for the ratio.
+
+Prints the largest launches by bytes (--top, 12) with their time, GB/s and
+share of the copy bandwidth, and the total over all fused launches.
+
+  usage: fused-kernels.py LIBFLUID_RUNTIME.so PROGRAM.cpp [--top N]
+"""
+
+import argparse
+import ast
+import ctypes
+import os
+import re
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "Runtime", "lib"))
+import fluidcuda  # noqa: E402
+import fluidrt  # noqa: E402
+
+DTYPES = {"FLUID_F32": np.float32, "FLUID_F64": np.float64}
+
+
+def parse(path):
+    text = open(path).read()
+    # The PTX: one quoted C literal per line.
+    m = re.search(r"const char kGpuKernels\[\] =\n(.*?)\n    ;\n", text, re.S)
+    if not m:
+        raise SystemExit(path + ": no kGpuKernels (not a cuda program with "
+                         "fused regions)")
+    ptx = "".join(ast.literal_eval(line.strip().replace("\\?", "?"))
+                  for line in m.group(1).splitlines())
+    run = text[text.index("fluid_status f0Run("):]
+    run = run[: run.index("\n}\n")]
+    specs = re.search(r"const TensorSpec f0Tensors\[\] = \{\n(.*?)\n\};",
+                      text, re.S).group(1)
+    shapes = {}
+    for line in specs.splitlines():
+        s = re.match(r"\s*\{'\w', \d+, \d+, (FLUID_\w+), \d+, \{([0-9, ]*)\}\},"
+                     r"\s*// (\w+)", line)
+        if s:
+            dims = tuple(int(d) for d in s.group(2).split(",") if d.strip())
+            shapes[s.group(3)] = (DTYPES.get(s.group(1), np.float32), dims)
+    args = dict(re.findall(r"const fluid_tensor \*const (fusedArgs\d+)\[\] = "
+                           r"\{([^}]*)\};", run))
+    launches = []
+    zeroed = []
+    for line in run.splitlines():
+        z = re.search(r"fluid_cuda_memset_zero\(context, (\w+)\.data", line)
+        if z:
+            zeroed.append(z.group(1))
+        g = re.search(r'launchGenerated\(context, "(\w+)", (?:"(\w+)"|nullptr), '
+                      r"(\d+), (\d+), (fusedArgs\d+), (\d+), \"([01]*)\"\)", line)
+        if not g:
+            continue
+        names = [a.strip().lstrip("&") for a in args[g.group(5)].split(",")]
+        launches.append({"kernel": g.group(1), "vector": g.group(2),
+                         "blocks": int(g.group(3)),
+                         "vector_blocks": int(g.group(4)),
+                         "tensors": [shapes[n] for n in names],
+                         "zero": [names.index(n) for n in zeroed if n in names],
+                         "mask": g.group(7)})
+        zeroed = []
+    return ptx, launches
+
+
+def timed(context, fn, repeats=20, warmup=3):
+    for _ in range(warmup):
+        fn()
+    context.check(context.lib.fluid_cuda_synchronize(context.handle))
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        context.check(context.lib.fluid_cuda_synchronize(context.handle))
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("lib")
+    parser.add_argument("program")
+    parser.add_argument("--top", type=int, default=12)
+    a = parser.parse_args()
+    ptx, launches = parse(a.program)
+    lib = fluidcuda.load(a.lib)
+    lib.fluid_cuda_load_generated.restype = ctypes.c_int32
+    lib.fluid_cuda_load_generated.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.fluid_cuda_launch_generated.restype = ctypes.c_int32
+    lib.fluid_cuda_launch_generated.argtypes = [
+        ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64,
+        ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64]
+    image = ctypes.create_string_buffer(ptx.encode())
+    with fluidcuda.Context(lib) as context:
+        context.check(lib.fluid_cuda_load_generated(context.handle, image))
+        # The copy bandwidth: 1 GiB, device to device.
+        n = 1 << 30
+        src, dst = context.malloc(n), context.malloc(n)
+        lib.fluid_cuda_memset_zero(context.handle, src, n)
+        reshape = lib.fluid_cuda_reshape
+        a_desc = fluidrt.FluidTensor()
+        a_desc.data, a_desc.dtype, a_desc.rank = src, fluidrt.DTYPES[np.dtype(np.float32)], 1
+        a_desc.shape[0] = n // 4
+        b_desc = fluidrt.FluidTensor()
+        b_desc.data, b_desc.dtype, b_desc.rank = dst, a_desc.dtype, 1
+        b_desc.shape[0] = n // 4
+        reshape.restype = ctypes.c_int32
+        reshape.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        t = timed(context, lambda: context.check(reshape(
+            context.handle, ctypes.byref(a_desc), ctypes.byref(b_desc))))
+        copy_gbs = 2 * n / t / 1e9
+        lib.fluid_cuda_free(context.handle, src)
+        lib.fluid_cuda_free(context.handle, dst)
+        print("device copy (fluid_cuda_reshape, 1 GiB): %.0f GB/s" % copy_gbs)
+
+        seen = {}
+        for launch in launches:
+            key = (launch["kernel"], tuple(s for _, s in launch["tensors"]))
+            seen.setdefault(key, [launch, 0])[1] += 1
+        rows = []
+        total_s = total_bytes = 0.0
+        for (kernel, _), (launch, count) in seen.items():
+            tensors = [fluidcuda.DeviceTensor(context, shape, dtype)
+                       for dtype, shape in launch["tensors"]]
+            for t_ in tensors:
+                ones = np.ones(t_.shape, t_.dtype)
+                context.check(lib.fluid_cuda_copy_to_device(
+                    context.handle, t_.pointer, ones.ctypes.data, t_.nbytes))
+            descs = (ctypes.c_void_p * len(tensors))(
+                *[ctypes.addressof(t_.desc) for t_ in tensors])
+            vector = launch["vector"] is not None
+            name = (launch["vector"] if vector else kernel).encode()
+            blocks = launch["vector_blocks"] if vector else launch["blocks"]
+
+            def go():
+                for k in launch["zero"]:
+                    lib.fluid_cuda_memset_zero(context.handle,
+                                               tensors[k].pointer,
+                                               tensors[k].nbytes)
+                context.check(lib.fluid_cuda_launch_generated(
+                    context.handle, image, name, blocks, 256, descs,
+                    len(tensors)))
+            seconds = timed(context, go)
+            nbytes = sum(t_.nbytes for t_ in tensors)
+            rows.append((nbytes, seconds, kernel, count,
+                         [s for _, s in launch["tensors"]]))
+            total_s += seconds * count
+            total_bytes += nbytes * count
+            for t_ in tensors:
+                t_.free()
+    rows.sort(reverse=True)
+    print("\n| kernel | launches/step | tensors | MB | us | GB/s | % of copy |")
+    print("|---|---|---|---|---|---|---|")
+    for nbytes, seconds, kernel, count, shapes in rows[: a.top]:
+        gbs = nbytes / seconds / 1e9
+        dims = " ".join("x".join(map(str, s)) or "scalar" for s in shapes)
+        print("| %s | %d | %s | %.1f | %.1f | %.0f | %.0f%% |"
+              % (kernel, count, dims, nbytes / 1e6, seconds * 1e6, gbs,
+                 100 * gbs / copy_gbs))
+    print("\nall %d fused launches of the step: %.2f ms, %.2f GB moved, %.0f GB/s "
+          "(%.0f%% of copy)" % (sum(c for _, c in seen.values()), total_s * 1e3,
+                                total_bytes / 1e9, total_bytes / total_s / 1e9,
+                                100 * total_bytes / total_s / 1e9 / copy_gbs))
+
+
+if __name__ == "__main__":
+    main()
