@@ -89,7 +89,7 @@ def FluidRt_LaunchOp : FluidRt_Op<"launch", [AttrSizedOperandSegments,
   let assemblyFormat = [{
     $kernel (`ins` `(` $inputs^ `:` type($inputs) `)`)?
     `outs` `(` $outputs `:` type($outputs) `)` `params` $params ($body^)?
-    attr-dict
+    attr-dict-with-keyword
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -1,0 +1,114 @@
+// RUN: fluid-opt %s --fluid-fuse-elementwise --split-input-file | FileCheck %s
+
+// A chain of elementwise ops with a broadcast per-channel operand is one
+// region; the intermediate values stay inside it.
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[R:.*]] = fluid.fusion ins(%arg0, %arg1 : tensor<2x3x4x4xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x4x4xf32>) {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<2x3x4x4xf32>, %[[S:.*]]: tensor<1x3x1x1xf32>):
+// CHECK-NEXT: %[[M:.*]] = fluid.mul %[[X]], %[[S]]
+// CHECK-NEXT: %[[A:.*]] = fluid.add %[[M]], %[[X]]
+// CHECK-NEXT: %[[Y:.*]] = fluid.relu %[[A]]
+// CHECK-NEXT: fluid.yield %[[Y]] : tensor<2x3x4x4xf32>
+// CHECK: return %[[R]]
+func.func @chain(%x: tensor<2x3x4x4xf32>, %s: tensor<1x3x1x1xf32>) -> tensor<2x3x4x4xf32> {
+  %m = fluid.mul %x, %s : tensor<2x3x4x4xf32>, tensor<1x3x1x1xf32> -> tensor<2x3x4x4xf32>
+  %a = fluid.add %m, %x : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32> -> tensor<2x3x4x4xf32>
+  %y = fluid.relu %a : tensor<2x3x4x4xf32>
+  return %y : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// No fusion across a library call: the convolution splits the ops into two
+// regions; and a value read after the region (by the convolution, and
+// returned) is one more result of it.
+// CHECK-LABEL: func.func @library_call
+// CHECK: %[[R1:.*]]:2 = fluid.fusion ins(%arg0
+// CHECK: fluid.relu
+// CHECK: fluid.neg
+// CHECK: fluid.yield
+// CHECK: %[[C:.*]] = fluid.conv2d %[[R1]]#0
+// CHECK: fluid.fusion ins(%[[C]], %[[R1]]#1
+// CHECK: fluid.sigmoid
+// CHECK: fluid.add
+// CHECK: return
+func.func @library_call(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %r = fluid.relu %x : tensor<1x2x4x4xf32>
+  %n = fluid.neg %r : tensor<1x2x4x4xf32>
+  %c = fluid.conv2d %r, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %s = fluid.sigmoid %c : tensor<1x2x4x4xf32>
+  %a = fluid.add %s, %n : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  return %a, %r : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A value of another shape is not computed inside a region (it would be
+// recomputed per element of the larger one): the per-channel sigmoid stays
+// out, and a region of one op is left as it is.
+// CHECK-LABEL: func.func @no_recompute
+// CHECK: %[[G:.*]] = fluid.sigmoid %arg1 : tensor<1x3x1x1xf32>
+// CHECK-NOT: fluid.fusion
+// CHECK: fluid.mul %arg0, %[[G]]
+// CHECK-NOT: fluid.fusion
+func.func @no_recompute(%x: tensor<2x3x4x4xf32>, %s: tensor<1x3x1x1xf32>) -> tensor<2x3x4x4xf32> {
+  %g = fluid.sigmoid %s : tensor<1x3x1x1xf32>
+  %m = fluid.mul %x, %g : tensor<2x3x4x4xf32>, tensor<1x3x1x1xf32> -> tensor<2x3x4x4xf32>
+  return %m : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// A value used before the region's last op by an op outside it cannot be
+// fused with that later op (the region would run after its use): the
+// relu's group stops there.
+// CHECK-LABEL: func.func @use_in_between
+// CHECK: %[[T:[0-9]+]]:2 = fluid.fusion ins(%arg0
+// CHECK: fluid.relu
+// CHECK: fluid.tanh
+// CHECK: fluid.yield
+// CHECK: %[[P:.*]] = fluid.global_avg_pool %[[T]]#0
+// CHECK: fluid.neg %[[T]]#1
+func.func @use_in_between(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x1x1xf32>, tensor<1x2x4x4xf32>) {
+  %r = fluid.relu %x : tensor<1x2x4x4xf32>
+  %t = fluid.tanh %r : tensor<1x2x4x4xf32>
+  %p = fluid.global_avg_pool %r : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
+  %n = fluid.neg %t : tensor<1x2x4x4xf32>
+  return %p, %n : tensor<1x2x1x1xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Per-channel sums join their producers and siblings (relu_grad and the
+// two sums of batch norm's gradient read dy once); a sum is only yielded,
+// and the op that reads it is outside the region.
+// CHECK-LABEL: func.func @sums
+// CHECK: %[[R:.*]]:3 = fluid.fusion ins(%arg0, %arg1, %arg2
+// CHECK: %[[D:.*]] = fluid.relu_grad
+// CHECK: %[[S1:.*]] = fluid.reduce_sum %[[D]] {axes = array<i64: 0, 2, 3>}
+// CHECK: %[[P:.*]] = fluid.mul %[[D]], %{{.*}}
+// CHECK: %[[S2:.*]] = fluid.reduce_sum %[[P]]
+// CHECK: fluid.yield %[[D]], %[[S1]], %[[S2]]
+// CHECK: fluid.mul %[[R]]#1, %[[R]]#2 : tensor<3xf32>
+func.func @sums(%g: tensor<2x3x4x4xf32>, %y: tensor<2x3x4x4xf32>, %xhat: tensor<2x3x4x4xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>) {
+  %d = fluid.relu_grad %g, %y : tensor<2x3x4x4xf32>
+  %s1 = fluid.reduce_sum %d {axes = array<i64: 0, 2, 3>} : tensor<2x3x4x4xf32> -> tensor<3xf32>
+  %p = fluid.mul %d, %xhat : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32> -> tensor<2x3x4x4xf32>
+  %s2 = fluid.reduce_sum %p {axes = array<i64: 0, 2, 3>} : tensor<2x3x4x4xf32> -> tensor<3xf32>
+  %q = fluid.mul %s1, %s2 : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return %d, %q : tensor<2x3x4x4xf32>, tensor<3xf32>
+}
+
+// -----
+
+// A reduction that is not per channel is a library call; integer step
+// arithmetic is not fused either.
+// CHECK-LABEL: func.func @not_fusible
+// CHECK-NOT: fluid.fusion
+func.func @not_fusible(%x: tensor<2x3xf32>, %i: tensor<i64>) -> (tensor<2xf32>, tensor<i64>) {
+  %r = fluid.relu %x : tensor<2x3xf32>
+  %s = fluid.reduce_sum %r {axes = array<i64: 1>} : tensor<2x3xf32> -> tensor<2xf32>
+  %a = fluid.add %i, %i : tensor<i64>, tensor<i64> -> tensor<i64>
+  %b = fluid.mul %a, %i : tensor<i64>, tensor<i64> -> tensor<i64>
+  return %s, %b : tensor<2xf32>, tensor<i64>
+}

@@ -1,0 +1,71 @@
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels | FileCheck %s
+// REQUIRES: cuda-build
+// (The lowering links libdevice from the CUDA toolkit.)
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels | fluid-opt | FileCheck %s
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=PTX
+
+// An elementwise region: a scalar kernel and a vector one (4 f32 per step,
+// 16-byte accesses for the full-size operands, the per-channel operand
+// read per element at (element / 16) % 64), over flat buffers.
+// CHECK-LABEL: func.func @f
+// CHECK: fluid_rt.launch "fusion"
+// CHECK: } attributes {fluid_rt.gpu_kernel = "fused_0"}
+// CHECK: fluid_rt.launch "fusion"
+// CHECK: } attributes {fluid_rt.gpu_kernel = "fused_0"}
+// CHECK: fluid_rt.launch "fusion"
+// CHECK: } attributes {fluid_rt.gpu_kernel = "fused_1"}
+// CHECK: gpu.module @fluid_kernels {
+// CHECK: gpu.func @fused_0(%{{.*}}: memref<8192xf32>, %{{.*}}: memref<64xf32>, %{{.*}}: memref<8192xf32>) kernel {
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %c8192 step
+// CHECK: memref.load %{{.*}}[%[[I]]] : memref<8192xf32>
+// CHECK: arith.divui %[[I]], %c16
+// CHECK: arith.remui %{{.*}}, %c64
+// CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[I]]] : memref<8192xf32>
+// CHECK: gpu.func @fused_0_v(
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c2048 step
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
+// A region with per-channel sums: blocks of 256 threads per channel and
+// split, partial sums in workgroup memory, added atomically across splits.
+// CHECK: gpu.func @fused_1(%{{.*}}: memref<262144xf32>, %{{.*}}: memref<262144xf32>, %{{.*}}: memref<4xf32>) workgroup(%[[W:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel {
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: gpu.barrier
+// CHECK: memref.atomic_rmw addf
+
+// PTX: gpu.binary @fluid_kernels
+// PTX-SAME: chip = "sm_90"
+// PTX-SAME: .target sm_90
+// PTX-SAME: .entry fused_0(
+// PTX-SAME: .entry fused_0_v(
+// PTX-SAME: ld.global.v4.b32
+// PTX-SAME: st.global.v4.b32
+// PTX-SAME: .entry fused_1(
+// PTX-SAME: bar.sync
+// PTX-SAME: atom.global.add.f32
+// PTX-NOT: .extern .func __nv_
+func.func @f(%a: memref<8x64x4x4xf32>, %s: memref<64xf32>, %o: memref<8x64x4x4xf32>, %p: memref<8x64x4x4xf32>,
+             %x: memref<16x4x64x64xf32>, %y: memref<16x4x64x64xf32>, %sum: memref<4xf32>) {
+  fluid_rt.launch "fusion" ins(%a, %s : memref<8x64x4x4xf32>, memref<64xf32>) outs(%o : memref<8x64x4x4xf32>) params {} {
+  ^bb0(%arg0: tensor<8x64x4x4xf32>, %arg1: tensor<64xf32>):
+    %r = fluid.relu %arg0 : tensor<8x64x4x4xf32>
+    %m = fluid.batch_norm_apply %r, %arg1, %arg1, %arg1, %arg1 : tensor<8x64x4x4xf32>, tensor<64xf32>
+    %e = fluid.sigmoid %m : tensor<8x64x4x4xf32>
+    fluid.yield %e : tensor<8x64x4x4xf32>
+  }
+  // The same region again: the same kernel.
+  fluid_rt.launch "fusion" ins(%o, %s : memref<8x64x4x4xf32>, memref<64xf32>) outs(%p : memref<8x64x4x4xf32>) params {} {
+  ^bb0(%arg0: tensor<8x64x4x4xf32>, %arg1: tensor<64xf32>):
+    %r = fluid.relu %arg0 : tensor<8x64x4x4xf32>
+    %m = fluid.batch_norm_apply %r, %arg1, %arg1, %arg1, %arg1 : tensor<8x64x4x4xf32>, tensor<64xf32>
+    %e = fluid.sigmoid %m : tensor<8x64x4x4xf32>
+    fluid.yield %e : tensor<8x64x4x4xf32>
+  }
+  fluid_rt.launch "fusion" ins(%x : memref<16x4x64x64xf32>) outs(%y, %sum : memref<16x4x64x64xf32>, memref<4xf32>) params {} {
+  ^bb0(%arg0: tensor<16x4x64x64xf32>):
+    %t = fluid.tanh %arg0 : tensor<16x4x64x64xf32>
+    %s1 = fluid.reduce_sum %t {axes = array<i64: 0, 2, 3>} : tensor<16x4x64x64xf32> -> tensor<4xf32>
+    fluid.yield %t, %s1 : tensor<16x4x64x64xf32>, tensor<4xf32>
+  }
+  return
+}
