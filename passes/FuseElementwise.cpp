@@ -175,6 +175,10 @@ void FunctionFuser::materialize() {
     DenseSet<Operation *> inside(members.begin(), members.end());
     SetVector<Value> inputs, outputs;
     boundary(members, inside, inputs, outputs);
+    // Ops whose values nothing reads stay as they are (dead code is not
+    // this pass's to remove).
+    if (outputs.empty())
+      continue;
     Operation *last = members.back();
     OpBuilder builder(last);
     SmallVector<Location> locations;

@@ -112,3 +112,16 @@ func.func @not_fusible(%x: tensor<2x3xf32>, %i: tensor<i64>) -> (tensor<2xf32>, 
   %b = fluid.mul %a, %i : tensor<i64>, tensor<i64> -> tensor<i64>
   return %s, %b : tensor<2xf32>, tensor<i64>
 }
+
+// -----
+
+// Ops nothing reads are left alone: a region needs a result.
+// CHECK-LABEL: func.func @dead
+// CHECK-NOT: fluid.fusion
+// CHECK: fluid.exp
+// CHECK: fluid.neg
+func.func @dead(%x: tensor<4xf32>) {
+  %e = fluid.exp %x : tensor<4xf32>
+  %n = fluid.neg %e : tensor<4xf32>
+  return
+}
