@@ -220,7 +220,7 @@ struct FluidFuseElementwisePass
     if (maxBuffers < 2) {
       getOperation().emitError()
           << "--fluid-fuse-elementwise: max-buffers must be at least 2, got "
-          << maxBuffers;
+          << static_cast<unsigned>(maxBuffers);
       return signalPassFailure();
     }
     for (func::FuncOp func : getOperation().getOps<func::FuncOp>()) {

@@ -125,3 +125,6 @@ func.func @dead(%x: tensor<4xf32>) {
   %n = fluid.neg %e : tensor<4xf32>
   return
 }
+
+// RUN: not fluid-opt %s --fluid-fuse-elementwise=max-buffers=1 -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: --fluid-fuse-elementwise: max-buffers must be at least 2, got 1
