@@ -119,9 +119,7 @@ class KernelBuilder {
 public:
   KernelBuilder(FusionOp fusion, int64_t width)
       : fusion(fusion), width(width), space(fusion.getIterationShape()) {
-    contiguous.assign(space.size(), 1);
-    for (int64_t d = static_cast<int64_t>(space.size()) - 2; d >= 0; --d)
-      contiguous[d] = contiguous[d + 1] * space[d + 1];
+    contiguous = contiguousStrides(space);
   }
 
   LogicalResult build(ImplicitLocOpBuilder &b, StringRef name);

@@ -10,6 +10,13 @@
 using namespace mlir;
 using namespace mlir::fluid;
 
+SmallVector<int64_t> mlir::fluid::contiguousStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
 SmallVector<int64_t> mlir::fluid::fusedAccessStrides(FusionOp fusion,
                                                      OpOperand &use) {
   ArrayRef<int64_t> space = fusion.getIterationShape();
@@ -73,9 +80,7 @@ int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
 
 SmallVector<bool> mlir::fluid::fusedVectorOperands(FusionOp fusion) {
   ArrayRef<int64_t> space = fusion.getIterationShape();
-  SmallVector<int64_t> contiguous(space.size(), 1);
-  for (int64_t d = static_cast<int64_t>(space.size()) - 2; d >= 0; --d)
-    contiguous[d] = contiguous[d + 1] * space[d + 1];
+  SmallVector<int64_t> contiguous = contiguousStrides(space);
   SmallVector<bool> vector;
   for (BlockArgument arg : fusion.getBodyBlock().getArguments())
     vector.push_back(llvm::any_of(arg.getUses(), [&](OpOperand &use) {
@@ -93,9 +98,7 @@ bool mlir::fluid::fusedOutputMayOverwrite(FusionOp fusion, unsigned output,
       fusion.getInputs()[input].getType() != result.getType())
     return false;
   ArrayRef<int64_t> space = fusion.getIterationShape();
-  SmallVector<int64_t> contiguous(space.size(), 1);
-  for (int64_t d = static_cast<int64_t>(space.size()) - 2; d >= 0; --d)
-    contiguous[d] = contiguous[d + 1] * space[d + 1];
+  SmallVector<int64_t> contiguous = contiguousStrides(space);
   BlockArgument arg = fusion.getBodyBlock().getArgument(input);
   return llvm::all_of(arg.getUses(), [&](OpOperand &use) {
     return fusedAccessStrides(fusion, use) == contiguous;
@@ -235,9 +238,7 @@ FailureOr<std::string> mlir::fluid::emitCpuFusedKernel(FusionOp fusion,
     }
     return sum.empty() ? std::string("0") : sum;
   };
-  SmallVector<int64_t> contiguous(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    contiguous[d] = contiguous[d + 1] * space[d + 1];
+  SmallVector<int64_t> contiguous = contiguousStrides(space);
   os << indent << "const int64_t e = " << offset(contiguous) << ";\n";
   os << indent << "(void)e;\n";
 

@@ -16,6 +16,9 @@
 
 namespace mlir::fluid {
 
+/// The element strides of a dense row-major tensor of `shape`.
+SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> shape);
+
 /// The element strides, over `fusion`'s iteration space, at which the op
 /// owning `use` reads the block argument `use` holds: 0 along every
 /// dimension the op broadcasts the argument over (NumPy broadcasting, or
