@@ -78,13 +78,17 @@ int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
   return std::max<int64_t>(1, std::min(splits, perChannel / 8192));
 }
 
+/// Whether `use` reads its argument at the element being computed.
+static bool isElementAccess(FusionOp fusion, OpOperand &use) {
+  return fusedAccessStrides(fusion, use) ==
+         contiguousStrides(fusion.getIterationShape());
+}
+
 SmallVector<bool> mlir::fluid::fusedVectorOperands(FusionOp fusion) {
-  ArrayRef<int64_t> space = fusion.getIterationShape();
-  SmallVector<int64_t> contiguous = contiguousStrides(space);
   SmallVector<bool> vector;
   for (BlockArgument arg : fusion.getBodyBlock().getArguments())
     vector.push_back(llvm::any_of(arg.getUses(), [&](OpOperand &use) {
-      return fusedAccessStrides(fusion, use) == contiguous;
+      return isElementAccess(fusion, use);
     }));
   vector.append(fusion.getNumResults(), true);
   return vector;
@@ -97,11 +101,9 @@ bool mlir::fluid::fusedOutputMayOverwrite(FusionOp fusion, unsigned output,
   if ((producer && isFusibleReduction(producer)) ||
       fusion.getInputs()[input].getType() != result.getType())
     return false;
-  ArrayRef<int64_t> space = fusion.getIterationShape();
-  SmallVector<int64_t> contiguous = contiguousStrides(space);
   BlockArgument arg = fusion.getBodyBlock().getArgument(input);
   return llvm::all_of(arg.getUses(), [&](OpOperand &use) {
-    return fusedAccessStrides(fusion, use) == contiguous;
+    return isElementAccess(fusion, use);
   });
 }
 
