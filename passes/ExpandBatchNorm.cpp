@@ -19,6 +19,9 @@
 // dscale = sum(dy * xhat), dx = (dy - dshift / M - xhat * dscale / M) *
 // (scale * inv_std). xhat is written twice (once for the reduction, once
 // for dx): it is cheap to recompute and would cost a full tensor to keep.
+// The per-channel factors (dshift / M, dscale / M, scale * inv_std) are
+// written on the broadcast values, so that they fuse into dx's kernel: one
+// kernel for the sums, one for dx, no per-channel launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +69,10 @@ public:
     return ReshapeOp::create(b, broadcastable, v);
   }
   Value toVector(Value v) { return ReshapeOp::create(b, vector, v); }
+  /// A [C] vector broadcast to the input's shape.
+  Value spread(Value v) {
+    return BroadcastToOp::create(b, type, toBroadcastable(v));
+  }
   /// The per-channel sum over every axis but 1.
   Value channelSum(Value v) {
     return ReduceSumOp::create(b, vector, v, b.getDenseI64ArrayAttr(axes),
@@ -117,8 +124,6 @@ void expand(BatchNormOp bn) {
       SqrtOp::create(
           b,
           AddOp::create(b, var, e.scalar(bn.getEpsilon().convertToDouble()))));
-  Value y = BatchNormApplyOp::create(b, x, bn.getScale(), bn.getShift(), mean,
-                                     invStd);
   double momentum = bn.getMomentum().convertToDouble();
   double unbias = e.count > 1 ? static_cast<double>(e.count) /
                                     static_cast<double>(e.count - 1)
@@ -129,6 +134,11 @@ void expand(BatchNormOp bn) {
   };
   Value runningMean = running(bn.getRunningMean(), mean, 1.0);
   Value runningVar = running(bn.getRunningVar(), var, unbias);
+  // After every per-channel op, so that they form one region: an op that
+  // read the statistics in between would keep the running statistics'
+  // ops out of it (a region runs where its last op ran).
+  Value y = BatchNormApplyOp::create(b, x, bn.getScale(), bn.getShift(), mean,
+                                     invStd);
   bn.getOutput().replaceAllUsesWith(y);
   bn.getSavedMean().replaceAllUsesWith(mean);
   bn.getSavedInvStd().replaceAllUsesWith(invStd);
@@ -146,14 +156,16 @@ void expand(BatchNormGradOp grad) {
   Value dscale =
       e.channelSum(MulOp::create(b, dy, e.normalized(x, mean, invStd)));
   Value invCount = e.scalar(1.0 / static_cast<double>(e.count));
-  Value a = MulOp::create(b, grad.getScale(), invStd);
-  Value meanDy = MulOp::create(b, dshift, invCount);
-  Value meanDyXhat = MulOp::create(b, dscale, invCount);
-  Value centered = SubOp::create(b, dy, e.toBroadcastable(meanDy));
-  Value projected = MulOp::create(b, e.normalized(x, mean, invStd),
-                                  e.toBroadcastable(meanDyXhat));
-  Value dx = MulOp::create(b, SubOp::create(b, centered, projected),
-                           e.toBroadcastable(a));
+  // The per-channel factors are computed per element, the same products of
+  // the same values (so bitwise what [C] ops would give): they join dx's
+  // region instead of being kernels of their own.
+  Value meanDy = MulOp::create(b, e.spread(dshift), invCount);
+  Value meanDyXhat = MulOp::create(b, e.spread(dscale), invCount);
+  Value a =
+      MulOp::create(b, e.spread(grad.getScale()), e.toBroadcastable(invStd));
+  Value centered = SubOp::create(b, dy, meanDy);
+  Value projected = MulOp::create(b, e.normalized(x, mean, invStd), meanDyXhat);
+  Value dx = MulOp::create(b, SubOp::create(b, centered, projected), a);
   grad.getGradInput().replaceAllUsesWith(dx);
   grad.getGradScale().replaceAllUsesWith(dscale);
   grad.getGradShift().replaceAllUsesWith(dshift);

@@ -27,6 +27,11 @@
 //   fast as a generated one.
 // - A region has at most `max-buffers` inputs and results together (kernel
 //   parameters are limited).
+// - An input that is a view of another value (a slice at offset 0, a
+//   reshape of unit dimensions: fluid::isFusibleView) becomes that value,
+//   the view applied in the region: the kernel reads the value's buffer at
+//   the view's strides instead of a copy (batch norm's shift, each
+//   channel's first element, costs no launch).
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,6 +79,10 @@ private:
   /// Whether `a` and `b` (which holds `last`, the newest op) can be one
   /// group, by the rules above.
   bool canMerge(const Members &a, const Members &b, Operation *last);
+  /// Replaces each input that is a chain of views (isFusibleView) of
+  /// another value by that value, and returns the chains' ops, producers
+  /// first, for the region to apply to its argument.
+  SmallVector<Operation *> foldViews(SetVector<Value> &inputs);
   /// The values a group reads from outside and those read outside it.
   void boundary(ArrayRef<Operation *> members,
                 const DenseSet<Operation *> &inside, SetVector<Value> &inputs,
@@ -99,6 +108,25 @@ void FunctionFuser::boundary(ArrayRef<Operation *> members,
                        [&](Operation *user) { return !inside.contains(user); }))
         outputs.insert(result);
   }
+}
+
+SmallVector<Operation *> FunctionFuser::foldViews(SetVector<Value> &inputs) {
+  SetVector<Operation *> views;
+  SetVector<Value> sources;
+  for (Value input : inputs) {
+    SmallVector<Operation *> chain;
+    Value source = input;
+    while (Operation *producer = source.getDefiningOp()) {
+      if (!isFusibleView(producer) || producer->getBlock() != &block)
+        break;
+      chain.push_back(producer);
+      source = producer->getOperand(0);
+    }
+    sources.insert(source);
+    views.insert(chain.rbegin(), chain.rend());
+  }
+  inputs = std::move(sources);
+  return views.takeVector();
 }
 
 bool FunctionFuser::canMerge(const Members &a, const Members &b,
@@ -179,6 +207,7 @@ void FunctionFuser::materialize() {
     // this pass's to remove).
     if (outputs.empty())
       continue;
+    SmallVector<Operation *> views = foldViews(inputs);
     Operation *last = members.back();
     OpBuilder builder(last);
     SmallVector<Location> locations;
@@ -194,6 +223,8 @@ void FunctionFuser::materialize() {
     IRMapping mapping;
     for (Value input : inputs)
       mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+    for (Operation *view : views)
+      builder.clone(*view, mapping);
     for (Operation *op : members)
       builder.clone(*op, mapping);
     SmallVector<Value> yielded;
@@ -206,6 +237,10 @@ void FunctionFuser::materialize() {
       });
     for (Operation *op : llvm::reverse(members))
       op->erase();
+    // The views are the region's now; copies nothing else reads go.
+    for (Operation *view : llvm::reverse(views))
+      if (view->use_empty())
+        view->erase();
     ++regions;
     fusedOps += static_cast<int64_t>(members.size());
   }

@@ -150,7 +150,7 @@ private:
 
 KernelBuilder::Lanes KernelBuilder::operand(ImplicitLocOpBuilder &b,
                                             OpOperand &use) {
-  auto arg = dyn_cast<BlockArgument>(use.get());
+  BlockArgument arg = viewedArgument(use.get());
   if (!arg)
     return values.lookup(use.get());
   SmallVector<int64_t> strides = fusedAccessStrides(fusion, use);
@@ -294,6 +294,8 @@ LogicalResult KernelBuilder::body(ImplicitLocOpBuilder &b,
                                   SmallVectorImpl<Value> &sums) {
   Block &body = fusion.getBodyBlock();
   for (Operation &op : body.without_terminator()) {
+    if (isFusibleView(&op))
+      continue; // its readers load through it
     if (isFusibleReduction(&op)) {
       // This step's lanes, added in lane order.
       Lanes lanes = operand(b, op.getOpOperand(0));

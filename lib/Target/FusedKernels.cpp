@@ -17,26 +17,73 @@ SmallVector<int64_t> mlir::fluid::contiguousStrides(ArrayRef<int64_t> shape) {
   return strides;
 }
 
+BlockArgument mlir::fluid::viewedArgument(Value value) {
+  while (Operation *producer = value.getDefiningOp()) {
+    if (!isFusibleView(producer))
+      return nullptr;
+    value = producer->getOperand(0);
+  }
+  return dyn_cast<BlockArgument>(value);
+}
+
+SmallVector<OpOperand *> mlir::fluid::fusedAccesses(BlockArgument arg) {
+  SmallVector<OpOperand *> accesses;
+  SmallVector<Value> pending = {arg};
+  while (!pending.empty()) {
+    Value value = pending.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      if (isFusibleView(use.getOwner()))
+        pending.push_back(use.getOwner()->getResult(0));
+      else
+        accesses.push_back(&use);
+    }
+  }
+  return accesses;
+}
+
+/// The shape of `value` and its element strides in the buffer of the
+/// argument it views (dense strides for any other value).
+static std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
+viewLayout(Value value) {
+  Operation *view = value.getDefiningOp();
+  if (!view || !isFusibleView(view)) {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(value.getType()).getShape();
+    return {SmallVector<int64_t>(shape), contiguousStrides(shape)};
+  }
+  auto [sourceShape, sourceStrides] = viewLayout(view->getOperand(0));
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(value.getType()).getShape();
+  // A slice at offset 0 keeps the strides; a reshape of unit dimensions
+  // keeps those of the other dimensions, in order.
+  if (isa<SliceOp>(view))
+    return {SmallVector<int64_t>(shape), sourceStrides};
+  SmallVector<int64_t> kept;
+  for (auto [size, stride] : llvm::zip(sourceShape, sourceStrides))
+    if (size != 1)
+      kept.push_back(stride);
+  SmallVector<int64_t> strides(shape.size(), 0);
+  for (size_t d = 0, k = 0; d < shape.size(); ++d)
+    if (shape[d] != 1)
+      strides[d] = kept[k++];
+  return {SmallVector<int64_t>(shape), strides};
+}
+
 SmallVector<int64_t> mlir::fluid::fusedAccessStrides(FusionOp fusion,
                                                      OpOperand &use) {
   ArrayRef<int64_t> space = fusion.getIterationShape();
-  auto type = cast<RankedTensorType>(use.get().getType());
-  ArrayRef<int64_t> shape = type.getShape();
+  auto [shape, layout] = viewLayout(use.get());
   SmallVector<int64_t> strides(space.size(), 0);
   // batch_norm_apply reads its per-channel operands along axis 1.
   if (isa<BatchNormApplyOp>(use.getOwner()) && use.getOperandNumber() > 0) {
-    strides[1] = 1;
+    strides[1] = layout.back();
     return strides;
   }
   // NumPy broadcasting: shapes aligned from the right.
-  int64_t stride = 1;
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1,
                s = static_cast<int64_t>(space.size()) - 1;
-       d >= 0 && s >= 0; --d, --s) {
+       d >= 0 && s >= 0; --d, --s)
     if (shape[d] != 1)
-      strides[s] = stride;
-    stride *= shape[d];
-  }
+      strides[s] = layout[d];
   return strides;
 }
 
@@ -87,8 +134,8 @@ static bool isElementAccess(FusionOp fusion, OpOperand &use) {
 SmallVector<bool> mlir::fluid::fusedVectorOperands(FusionOp fusion) {
   SmallVector<bool> vector;
   for (BlockArgument arg : fusion.getBodyBlock().getArguments())
-    vector.push_back(llvm::any_of(arg.getUses(), [&](OpOperand &use) {
-      return isElementAccess(fusion, use);
+    vector.push_back(llvm::any_of(fusedAccesses(arg), [&](OpOperand *use) {
+      return isElementAccess(fusion, *use);
     }));
   vector.append(fusion.getNumResults(), true);
   return vector;
@@ -102,8 +149,8 @@ bool mlir::fluid::fusedOutputMayOverwrite(FusionOp fusion, unsigned output,
       fusion.getInputs()[input].getType() != result.getType())
     return false;
   BlockArgument arg = fusion.getBodyBlock().getArgument(input);
-  return llvm::all_of(arg.getUses(), [&](OpOperand &use) {
-    return isElementAccess(fusion, use);
+  return llvm::all_of(fusedAccesses(arg), [&](OpOperand *use) {
+    return isElementAccess(fusion, *use);
   });
 }
 
@@ -248,7 +295,7 @@ FailureOr<std::string> mlir::fluid::emitCpuFusedKernel(FusionOp fusion,
   DenseMap<Value, std::string> names;
   std::map<std::pair<unsigned, SmallVector<int64_t>>, std::string> loads;
   auto operandText = [&](OpOperand &use) -> std::string {
-    auto arg = dyn_cast<BlockArgument>(use.get());
+    BlockArgument arg = viewedArgument(use.get());
     if (!arg)
       return names.lookup(use.get());
     SmallVector<int64_t> strides = fusedAccessStrides(fusion, use);
@@ -266,6 +313,8 @@ FailureOr<std::string> mlir::fluid::emitCpuFusedKernel(FusionOp fusion,
   int64_t next = 0;
   std::string channel = space.size() >= 2 && space[1] != 1 ? "i1" : "0";
   for (Operation &op : body.without_terminator()) {
+    if (isFusibleView(&op))
+      continue; // its readers load through it
     if (isFusibleReduction(&op)) {
       std::string value = operandText(op.getOpOperand(0));
       os << indent << sums.lookup(&op) << "[" << channel << "] += " << value

@@ -32,6 +32,16 @@
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: gpu.barrier
 // CHECK: memref.atomic_rmw addf
+// A view of an input (x[0, c, 0, 0] by three slices) is no operand of its
+// own: the kernel reads the input's buffer at ((element / 64) % 4) * 64.
+// CHECK: gpu.func @fused_2(%[[VIN:.*]]: memref<512xf32>, %{{.*}}: memref<512xf32>) kernel {
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c512 step
+// CHECK: memref.load %[[VIN]][%[[J]]] : memref<512xf32>
+// CHECK: %[[Q:.*]] = arith.divui %[[J]], %c64
+// CHECK: %[[C:.*]] = arith.remui %[[Q]], %c4
+// CHECK: %[[O:.*]] = arith.muli %[[C]], %c64
+// CHECK-NEXT: memref.load %[[VIN]][%[[O]]] : memref<512xf32>
+// CHECK-NEXT: arith.subf
 
 // PTX: gpu.binary @fluid_kernels
 // PTX-SAME: chip = "sm_90"
@@ -45,7 +55,8 @@
 // PTX-SAME: atom.global.add.f32
 // PTX-NOT: .extern .func __nv_
 func.func @f(%a: memref<8x64x4x4xf32>, %s: memref<64xf32>, %o: memref<8x64x4x4xf32>, %p: memref<8x64x4x4xf32>,
-             %x: memref<16x4x64x64xf32>, %y: memref<16x4x64x64xf32>, %sum: memref<4xf32>) {
+             %x: memref<16x4x64x64xf32>, %y: memref<16x4x64x64xf32>, %sum: memref<4xf32>,
+             %v: memref<2x4x8x8xf32>, %w: memref<2x4x8x8xf32>) {
   fluid_rt.launch "fusion" ins(%a, %s : memref<8x64x4x4xf32>, memref<64xf32>) outs(%o : memref<8x64x4x4xf32>) params {} {
   ^bb0(%arg0: tensor<8x64x4x4xf32>, %arg1: tensor<64xf32>):
     %r = fluid.relu %arg0 : tensor<8x64x4x4xf32>
@@ -66,6 +77,14 @@ func.func @f(%a: memref<8x64x4x4xf32>, %s: memref<64xf32>, %o: memref<8x64x4x4xf
     %t = fluid.tanh %arg0 : tensor<16x4x64x64xf32>
     %s1 = fluid.reduce_sum %t {axes = array<i64: 0, 2, 3>} : tensor<16x4x64x64xf32> -> tensor<4xf32>
     fluid.yield %t, %s1 : tensor<16x4x64x64xf32>, tensor<4xf32>
+  }
+  fluid_rt.launch "fusion" ins(%v : memref<2x4x8x8xf32>) outs(%w : memref<2x4x8x8xf32>) params {} {
+  ^bb0(%arg0: tensor<2x4x8x8xf32>):
+    %n = fluid.slice %arg0 {axis = 0 : i64, offset = 0 : i64} : tensor<2x4x8x8xf32> -> tensor<1x4x8x8xf32>
+    %h = fluid.slice %n {axis = 2 : i64, offset = 0 : i64} : tensor<1x4x8x8xf32> -> tensor<1x4x1x8xf32>
+    %k = fluid.slice %h {axis = 3 : i64, offset = 0 : i64} : tensor<1x4x1x8xf32> -> tensor<1x4x1x1xf32>
+    %d = fluid.sub %arg0, %k : tensor<2x4x8x8xf32>, tensor<1x4x1x1xf32> -> tensor<2x4x8x8xf32>
+    fluid.yield %d : tensor<2x4x8x8xf32>
   }
   return
 }

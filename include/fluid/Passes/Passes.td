@@ -213,7 +213,10 @@ def FluidFuseElementwise : Pass<"fluid-fuse-elementwise", "::mlir::ModuleOp"> {
     consumers, and a value that ops outside the region read is one more
     result of it; a region runs where its last op ran, so an op joins a
     group only if nothing outside the group reads the group's values
-    before it; a group of one op stays that op. f32 and f64 only.
+    before it; a group of one op stays that op. f32 and f64 only. An
+    input that is a view of another value (slices at offset 0, reshapes of
+    unit dimensions) becomes that value with the view applied inside the
+    region, so the kernel reads it in place instead of a copy.
 
     On the cpu backend a fused region computes every element exactly as
     the unfused kernels do (same operations in the same types): the

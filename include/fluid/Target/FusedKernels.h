@@ -19,10 +19,19 @@ namespace mlir::fluid {
 /// The element strides of a dense row-major tensor of `shape`.
 SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> shape);
 
+/// The block argument `value` is, or is a view of (isFusibleView); null
+/// for a value the body computes.
+BlockArgument viewedArgument(Value value);
+
+/// Every operand of a body op (not a view) that reads `arg` or a view of
+/// it: the places where the generated code loads from `arg`'s buffer.
+SmallVector<OpOperand *> fusedAccesses(BlockArgument arg);
+
 /// The element strides, over `fusion`'s iteration space, at which the op
-/// owning `use` reads the block argument `use` holds: 0 along every
-/// dimension the op broadcasts the argument over (NumPy broadcasting, or
-/// axis 1 only for fluid.batch_norm_apply's per-channel operands).
+/// owning `use` reads the buffer of the block argument that `use` holds or
+/// views: 0 along every dimension the op broadcasts the value over (NumPy
+/// broadcasting, or axis 1 only for fluid.batch_norm_apply's per-channel
+/// operands), and a view's strides in the argument's buffer.
 SmallVector<int64_t> fusedAccessStrides(FusionOp fusion, OpOperand &use);
 
 /// A C++ function `static void NAME(const fluid_tensor *const *in,

@@ -107,3 +107,43 @@ func.func @gpu_kernel_elsewhere(%x: memref<4xf32>, %y: memref<4xf32>) {
   fluid_rt.launch "relu" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) params {} attributes {fluid_rt.gpu_kernel = "fused_0"}
   return
 }
+
+// -----
+
+func.func @view_of_computed(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %r = fluid.fusion ins(%x : tensor<2x3xf32>) -> (tensor<2x3xf32>) {
+  ^bb0(%a: tensor<2x3xf32>):
+    %n = fluid.neg %a : tensor<2x3xf32>
+    // expected-error @+1 {{'fluid.slice' op is a view of a value the fused region computes; a view may only apply to an input (or a view of one)}}
+    %s = fluid.slice %n {axis = 0 : i64, offset = 0 : i64} : tensor<2x3xf32> -> tensor<1x3xf32>
+    %m = fluid.mul %a, %s : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<2x3xf32>
+    fluid.yield %m : tensor<2x3xf32>
+  }
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @view_yielded(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<1x3xf32>) {
+  %r:2 = fluid.fusion ins(%x : tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<1x3xf32>) {
+  ^bb0(%a: tensor<2x3xf32>):
+    // expected-error @+1 {{'fluid.slice' op result is read by 'fluid.yield'; only the region's elementwise ops may read a view}}
+    %s = fluid.slice %a {axis = 0 : i64, offset = 0 : i64} : tensor<2x3xf32> -> tensor<1x3xf32>
+    %m = fluid.mul %a, %s : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<2x3xf32>
+    fluid.yield %m, %s : tensor<2x3xf32>, tensor<1x3xf32>
+  }
+  return %r#0, %r#1 : tensor<2x3xf32>, tensor<1x3xf32>
+}
+
+// -----
+
+func.func @not_a_view(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %r = fluid.fusion ins(%x : tensor<2x3xf32>) -> (tensor<2x3xf32>) {
+  ^bb0(%a: tensor<2x3xf32>):
+    // expected-error @+1 {{'fluid.slice' op cannot be part of a fused region}}
+    %s = fluid.slice %a {axis = 0 : i64, offset = 1 : i64} : tensor<2x3xf32> -> tensor<1x3xf32>
+    %m = fluid.mul %a, %s : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<2x3xf32>
+    fluid.yield %m : tensor<2x3xf32>
+  }
+  return %r : tensor<2x3xf32>
+}

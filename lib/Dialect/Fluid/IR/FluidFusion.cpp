@@ -42,8 +42,29 @@ bool mlir::fluid::isFusibleReduction(Operation *op) {
   return axes == expected;
 }
 
+/// The dimensions of `shape` other than those of size 1.
+static SmallVector<int64_t> nonUnitDims(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> dims;
+  for (int64_t d : shape)
+    if (d != 1)
+      dims.push_back(d);
+  return dims;
+}
+
+bool mlir::fluid::isFusibleView(Operation *op) {
+  if (auto slice = dyn_cast<SliceOp>(op))
+    return slice.getOffset() == 0 && isGeneratedFloat(slice.getType());
+  if (auto reshape = dyn_cast<ReshapeOp>(op))
+    return isGeneratedFloat(reshape.getType()) &&
+           nonUnitDims(reshape.getInput().getType().getShape()) ==
+               nonUnitDims(reshape.getType().getShape());
+  return false;
+}
+
 ArrayRef<int64_t> FusionOp::getIterationShape() {
   for (Operation &op : getBodyBlock().without_terminator()) {
+    if (isFusibleView(&op))
+      continue;
     Type type = isFusibleReduction(&op) ? op.getOperand(0).getType()
                                         : op.getResult(0).getType();
     return cast<RankedTensorType>(type).getShape();
@@ -97,6 +118,20 @@ LogicalResult FusionOp::verifyRegions() {
     return text.empty() ? std::string("rank 0") : text;
   };
   for (Operation &op : block.without_terminator()) {
+    if (isFusibleView(&op)) {
+      Value source = op.getOperand(0);
+      Operation *producer = source.getDefiningOp();
+      if (!isa<BlockArgument>(source) && !(producer && isFusibleView(producer)))
+        return op.emitOpError() << "is a view of a value the fused region "
+                                   "computes; a view may only apply to an "
+                                   "input (or a view of one)";
+      for (Operation *user : op.getUsers())
+        if (!isFusibleElementwise(user) && !isFusibleView(user))
+          return op.emitOpError()
+                 << "result is read by '" << user->getName()
+                 << "'; only the region's elementwise ops may read a view";
+      continue;
+    }
     if (isFusibleReduction(&op)) {
       if (cast<RankedTensorType>(op.getOperand(0).getType()).getShape() !=
           shape)

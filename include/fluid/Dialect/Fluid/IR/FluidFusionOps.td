@@ -27,6 +27,24 @@ def Fluid_FusionOp : Fluid_Op<"fusion", [
     computes every result, each element once; nothing in the body is
     computed twice.
 
+    The body may also apply views (`fluid::isFusibleView`: `fluid.slice`
+    at offset 0, a `fluid.reshape` that only adds or drops dimensions of
+    size 1) to an input, for its elementwise ops to read: they compute
+    nothing, the generated code reads the input's buffer at the view's
+    strides. Batch norm's expansion reads each channel's first element so,
+    without a copy of it (`%k` below is x[0, c, 0, 0]).
+
+    ```mlir
+    %d = fluid.fusion ins(%x : tensor<8x4x5x5xf32>) -> (tensor<8x4x5x5xf32>) {
+    ^bb0(%a: tensor<8x4x5x5xf32>):
+      %n = fluid.slice %a {axis = 0 : i64, offset = 0 : i64} : tensor<8x4x5x5xf32> -> tensor<1x4x5x5xf32>
+      %h = fluid.slice %n {axis = 2 : i64, offset = 0 : i64} : tensor<1x4x5x5xf32> -> tensor<1x4x1x5xf32>
+      %k = fluid.slice %h {axis = 3 : i64, offset = 0 : i64} : tensor<1x4x1x5xf32> -> tensor<1x4x1x1xf32>
+      %s = fluid.sub %a, %k : tensor<8x4x5x5xf32>, tensor<1x4x1x1xf32> -> tensor<8x4x5x5xf32>
+      fluid.yield %s : tensor<8x4x5x5xf32>
+    }
+    ```
+
     ```mlir
     %r:2 = fluid.fusion ins(%a, %b : tensor<8x64xf32>, tensor<64xf32>)
         -> (tensor<8x64xf32>, tensor<8x64xf32>) {

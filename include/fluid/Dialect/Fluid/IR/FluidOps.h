@@ -53,6 +53,12 @@ bool isFusibleElementwise(Operation *op);
 /// `fluid.reduce_sum` of an f32 or f64 tensor of rank 2 or 4 over every
 /// axis but 1 (with or without keep_dims).
 bool isFusibleReduction(Operation *op);
+/// Whether `op` is a view a `fluid.fusion` body may apply to one of its
+/// arguments: a `fluid.slice` at offset 0, or a `fluid.reshape` that only
+/// inserts or removes dimensions of size 1, of an f32 or f64 tensor. A view
+/// computes nothing: the ops that read it read the argument's buffer at
+/// other strides (fusedAccessStrides in fluid/Target/FusedKernels.h).
+bool isFusibleView(Operation *op);
 
 namespace OpTrait {
 /// See Fluid_NoUnknownAttributes in FluidBase.td.
