@@ -14,10 +14,18 @@
 // (PyTorch's cpu rule: the first maximum in row-major window order, the
 // last NaN if any) in the workspace, a plane-local index per output.
 //
-// Max pooling and its gradient first try row tiles (below): a block per
-// tile of rows of a plane, staged in shared memory, the gradient's picks
-// recomputed there rather than stored, so that each moves little more than
-// the bytes it must (ResNet's stem: bench/pool-grad.py).
+// Max pooling and its gradient first try fixed windows (below): 3x3
+// stride 2 (ResNet's stem) and 2x2 stride 2 along both axes, dilation 1,
+// any padding and ceil_mode, planes of fewer than 2^30 cells (and, for the
+// gradient, fewer than 2^31 tiles): compile-time taps, a thread per window
+// reading its taps from global memory, and a gradient that owns each input
+// cell by one window, so that it writes every cell once with no gather
+// loop. Other geometries try row tiles: a block per tile of rows of a
+// plane, staged in shared memory. Both recompute the gradient's picks
+// rather than store them, so that each moves little more than the bytes it
+// must (ResNet's stem: bench/pool-grad.py and bench/NOTES.md). What is
+// left (planes too wide for a row tile, dilation in the gradient, 32-bit
+// overflow) takes the one-thread-per-element kernels right below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +33,8 @@
 #include "KernelUtils.cuh"
 
 #include "fluid/runtime/CudaKernels.h"
+
+#include <type_traits>
 
 using namespace fluid::rt;
 using namespace fluid::rt::cuda;
@@ -672,10 +682,427 @@ template <typename Fn> void withIndex(int64_t count, Fn &&launch) {
     launch(uint64_t{});
 }
 
+//===----------------------------------------------------------------------===//
+// Fixed windows: the fast path of max pooling and its gradient
+//===----------------------------------------------------------------------===//
+//
+// For dilation 1 and a kernel and stride fixed at compile time along both
+// axes (3x3 stride 2, ResNet's stem, and 2x2 stride 2), with kernel <=
+// 2 * stride, so that each input cell is covered by at most two windows
+// per axis. Each thread finds a window's pick straight from global memory
+// (the caches absorb the windows' overlap): the taps are compile-time, the
+// loads are issued together and the index arithmetic is 32-bit within a
+// plane. An out-of-input tap reads as -inf, which never replaces the pick
+// (strict >, not NaN), so the pick rule is maxPick's.
+//
+// The gradient owns cells by window: along an axis, window o owns its
+// "home" cells o*s-p+k-s .. o*s-p+k-1 (the last s cells of its span), which
+// only windows o and o+1 cover; window 0 also owns the cells before its
+// home (only it covers them) and the last window the cells after its span
+// (none covers them: their gradient is 0). A block takes a tile of windows
+// of one plane (full rows of windows where a row has at most 64, else 63
+// columns) plus one row and column of halo, puts each window's pick and
+// grad_output in shared memory, and after the one barrier each thread
+// writes its window's cells, adding the grad_output of those of windows
+// (a,b), (a,b+1), (a+1,b), (a+1,b+1) that picked the cell, in that order
+// (row-major window order, as the cpu adds them), in double; two cells of
+// a row with one 2-element store where they are aligned. Bytes moved:
+// input and grad_output read once but for the halo (which the L2 cache
+// mostly serves) and grad_input written once.
+
+/// The geometry of the fixed-window kernels in 32-bit integers; the
+/// gradient's tiles: `tileRows` x `tileCols` windows owned, `haloCols`
+/// windows computed per row (tileCols + 1, or tileCols where a tile spans
+/// the whole row: no window right of it) and `tileRows + 1` rows.
+struct FixedWindows {
+  int32_t height, width, outHeight, outWidth, padTop, padLeft;
+  int32_t tileRows, tileCols, haloCols, colTiles;
+  Divider<uint32_t> byPlaneTiles, byColTiles;
+};
+
+/// Threads of a gradient block at most, and shared slots per buffer: the
+/// (tileRows + 1) x (haloCols + 1) computed windows, one column of no
+/// window included, with (tileRows + 1) * haloCols <= kFixedThreads.
+constexpr int kFixedThreads = 512;
+constexpr int kFixedSlots = 2 * kFixedThreads;
+
+/// Whether the fixed-window kernels of kernel `K`, stride `S` take `g`.
+template <int K, int S> bool takesFixedWindows(const PoolShape &g) {
+  static_assert(K <= 2 * S, "a cell must be covered by two windows at most");
+  for (const Axis *a : {&g.rows, &g.cols})
+    if (a->kernel != K || a->stride != S || a->dilation != 1)
+      return false;
+  return fitsRowTiles(g);
+}
+
+inline FixedWindows makeFixedWindows(const PoolShape &g) {
+  FixedWindows w;
+  w.height = int32_t(g.rows.extent);
+  w.width = int32_t(g.cols.extent);
+  w.outHeight = int32_t(g.rows.outSize);
+  w.outWidth = int32_t(g.cols.outSize);
+  w.padTop = int32_t(g.rows.padBefore);
+  w.padLeft = int32_t(g.cols.padBefore);
+  if (w.outWidth <= 64) {
+    w.tileCols = w.haloCols = w.outWidth;
+  } else {
+    w.tileCols = 63;
+    w.haloCols = 64;
+  }
+  w.tileRows = std::min(w.outHeight, kFixedThreads / w.haloCols - 1);
+  w.colTiles = int32_t(ceilDiv(w.outWidth, w.tileCols));
+  const int64_t rowTiles = ceilDiv(w.outHeight, w.tileRows);
+  w.byPlaneTiles = Divider<uint32_t>(uint32_t(rowTiles * w.colTiles));
+  w.byColTiles = Divider<uint32_t>(uint32_t(w.colTiles));
+  return w;
+}
+
+/// How a thread loads a row of a window's taps: kScalarTaps one by one;
+/// with stride 2, even widths and aligned data, one 2-element load per row
+/// at an even column, the window's first (kPairFromLeft, an even left
+/// edge) or second column (kPairFromSecond, an odd one), and the tap that
+/// load misses (the third, or the first) from the pair of the neighbouring
+/// lane, which holds the next (previous) window of the same row.
+enum FixedTaps : int { kScalarTaps, kPairFromLeft, kPairFromSecond };
+
+/// The K taps of row `row` (inside the input if `rowInside`) of a window
+/// whose first column is `left`, -inf for those outside the input. Every
+/// lane of the warp calls it together; `neighbour`: the adjacent lane
+/// (the next for kPairFromLeft, the previous for kPairFromSecond) holds the
+/// adjacent window of the same row of windows.
+template <typename T, int K, int kTaps>
+__device__ __forceinline__ void
+fixedRowTaps(const T *__restrict__ plane, int32_t width, int32_t row,
+             bool rowInside, int32_t left, bool neighbour, T (&taps)[K]) {
+  const T *rowStart = plane + row * width;
+  if constexpr (kTaps == kScalarTaps) {
+#pragma unroll
+    for (int kx = 0; kx < K; ++kx) {
+      taps[kx] = T(-INFINITY);
+      if (rowInside && uint32_t(left + kx) < uint32_t(width))
+        taps[kx] = rowStart[left + kx];
+    }
+  } else {
+    static_assert(K == 2 || K == 3, "pairs cover windows of 2 or 3 columns");
+    // An even column of an even width: both elements are inside or out.
+    const int32_t column = kTaps == kPairFromLeft ? left : left + 1;
+    Vector<T, 2> pair;
+    pair.v[0] = pair.v[1] = T(-INFINITY);
+    if (rowInside && uint32_t(column) < uint32_t(width))
+      pair = *reinterpret_cast<const Vector<T, 2> *>(rowStart + column);
+    // The tap of the neighbour's pair, or loaded alone.
+    const int32_t other = kTaps == kPairFromLeft ? left + 2 : left;
+    T shared = T(-INFINITY);
+    if (kTaps == kPairFromSecond || K == 3) {
+      shared = kTaps == kPairFromLeft
+                   ? __shfl_down_sync(0xffffffffu, pair.v[0], 1)
+                   : __shfl_up_sync(0xffffffffu, pair.v[1], 1);
+      if (!neighbour) {
+        shared = T(-INFINITY);
+        if (rowInside && uint32_t(other) < uint32_t(width))
+          shared = rowStart[other];
+      }
+    }
+    if constexpr (kTaps == kPairFromLeft) {
+      taps[0] = pair.v[0];
+      taps[1] = pair.v[1];
+      if constexpr (K == 3)
+        taps[2] = shared;
+    } else {
+      taps[0] = shared;
+      taps[1] = pair.v[0];
+      if constexpr (K == 3)
+        taps[2] = pair.v[1];
+    }
+  }
+}
+
+/// maxPick of windows (oh + r, ow), r < kWindows, with compile-time taps:
+/// their maxima in `best`, the plane-local indices of the picks in `pick`.
+/// Vertically adjacent windows share the rows they overlap on. `valid`:
+/// whether the thread has windows (a lane without reads nothing but takes
+/// part in the exchange of pairs).
+template <typename T, int K, int S, int kTaps, int kWindows>
+__device__ __forceinline__ void
+fixedWindowMax(const T *__restrict__ plane, const FixedWindows &w, int32_t oh,
+               int32_t ow, bool valid, bool neighbour, T (&best)[kWindows],
+               int32_t (&pick)[kWindows]) {
+  static_assert(kTaps == kScalarTaps || S == 2, "pairs need stride 2");
+  constexpr int kRows = (kWindows - 1) * S + K;
+  const int32_t top = oh * S - w.padTop, left = ow * S - w.padLeft;
+  T values[kRows][K];
+#pragma unroll
+  for (int y = 0; y < kRows; ++y)
+    fixedRowTaps<T, K, kTaps>(plane, w.width, top + y,
+                              valid && uint32_t(top + y) < uint32_t(w.height),
+                              left, neighbour, values[y]);
+#pragma unroll
+  for (int r = 0; r < kWindows; ++r) {
+    // The first tap inside the input, the pick where every value is -inf.
+    int32_t pickY = max(-(top + r * S), 0), pickX = max(-left, 0);
+    T max = T(-INFINITY);
+#pragma unroll
+    for (int ky = 0; ky < K; ++ky)
+#pragma unroll
+      for (int kx = 0; kx < K; ++kx) {
+        const T value = values[r * S + ky][kx];
+        // A NaN wins, the last one if several, as on the cpu.
+        if (value > max || value != value) {
+          max = value;
+          pickY = ky;
+          pickX = kx;
+        }
+      }
+    best[r] = max;
+    pick[r] = (top + r * S + pickY) * w.width + left + pickX;
+  }
+}
+
+/// Windows per thread of the forward, vertically adjacent.
+constexpr int kForwardWindows = 2;
+
+/// Whether the lane adjacent to this one (the next for kPairFromLeft, the
+/// previous for kPairFromSecond) holds the adjacent window of the same row
+/// of windows, given that adjacent threads hold adjacent windows but for
+/// the ends of rows: `column` is this thread's, `columns` per row.
+template <int kTaps>
+__device__ inline bool hasNeighbour(int32_t column, int32_t columns) {
+  const uint32_t lane = threadIdx.x % 32;
+  return kTaps == kPairFromLeft ? lane < 31 && column + 1 < columns
+                                : lane > 0 && column > 0;
+}
+
+/// A thread per kForwardWindows vertically adjacent outputs: `outIndex`
+/// splits indices over [planes, ceil(outHeight / kForwardWindows),
+/// outWidth]. The loop runs whole blocks, so that every lane of a warp
+/// takes part in each exchange of pairs.
+template <typename T, int K, int S, int kTaps, typename Index>
+__global__ void __launch_bounds__(kBlockSize)
+    maxPoolFixedKernel(const T *__restrict__ input, FixedWindows w,
+                       PlaneIndex<Index> outIndex, Index items,
+                       T *__restrict__ output) {
+  const Index stride = Index(gridDim.x) * blockDim.x;
+  const int64_t planeSize = int64_t(w.height) * w.width;
+  const int64_t outPlane = int64_t(w.outHeight) * w.outWidth;
+  for (Index first = Index(blockIdx.x) * blockDim.x; first < items;
+       first += stride) {
+    const Index i = first + threadIdx.x;
+    const bool valid = i < items;
+    int64_t p, group, ow;
+    outIndex.split(valid ? i : first, p, group, ow);
+    const int32_t oh = int32_t(group) * kForwardWindows;
+    T best[kForwardWindows];
+    int32_t pick[kForwardWindows];
+    fixedWindowMax<T, K, S, kTaps, kForwardWindows>(
+        input + p * planeSize, w, oh, int32_t(ow), valid,
+        hasNeighbour<kTaps>(int32_t(ow), w.outWidth), best, pick);
+    if (!valid)
+      continue;
+    T *out = output + p * outPlane + int64_t(oh) * w.outWidth + ow;
+#pragma unroll
+    for (int r = 0; r < kForwardWindows; ++r)
+      if (r == 0 || oh + r < w.outHeight)
+        out[r * w.outWidth] = best[r];
+  }
+}
+
+/// The cells [begin, end) along an axis of `extent` that window `o` of
+/// `outSize` owns (see above).
+template <int K, int S>
+__device__ inline void ownedCells(int32_t o, int32_t pad, int32_t outSize,
+                                  int32_t extent, int32_t &begin,
+                                  int32_t &end) {
+  begin = o == 0 ? 0 : max(o * S - pad + K - S, 0);
+  end = o == outSize - 1 ? extent : min(o * S - pad + K, extent);
+}
+
+/// Blocks of the gradient: at least 3 per multiprocessor (40 registers a
+/// thread at most); a 4th (32 registers) measured slower on the stem.
+#ifndef FLUID_POOL_MIN_BLOCKS
+#define FLUID_POOL_MIN_BLOCKS 3
+#endif
+constexpr int kFixedGradMinBlocks = FLUID_POOL_MIN_BLOCKS;
+
+/// A block of (tileRows + 1) * haloCols threads, rounded up to whole
+/// warps, per tile (one tile per block); thread (ty, tx) computes window
+/// (row0 + ty, col0 + tx) and writes the cells of that window, if it is
+/// one of the tile's.
+template <typename T, int K, int S, int kTaps>
+__global__ void __launch_bounds__(kFixedThreads, kFixedGradMinBlocks)
+    maxPoolGradFixedKernel(const T *__restrict__ gradOutput,
+                           const T *__restrict__ input, FixedWindows w,
+                           T *__restrict__ gradInput) {
+  __shared__ int32_t picks[kFixedSlots];
+  __shared__ T grads[kFixedSlots];
+  const uint32_t tile = blockIdx.x;
+  const uint32_t plane = w.byPlaneTiles.div(tile);
+  const uint32_t planeTile = tile - plane * w.byPlaneTiles.divisor;
+  const uint32_t rowTile = w.byColTiles.div(planeTile);
+  const uint32_t colTile = planeTile - rowTile * uint32_t(w.colTiles);
+  const int32_t ty = int32_t(threadIdx.x) / w.haloCols;
+  const int32_t tx = int32_t(threadIdx.x) - ty * w.haloCols;
+  const int32_t oh = int32_t(rowTile) * w.tileRows + ty;
+  const int32_t ow = int32_t(colTile) * w.tileCols + tx;
+  const int64_t inPlane = int64_t(w.height) * w.width;
+  const int64_t outPlane = int64_t(w.outHeight) * w.outWidth;
+  const int32_t pitch = w.haloCols + 1;
+  const int32_t slot = ty * pitch + tx;
+
+  // Every thread reads its window's taps inside the plane (and shares its
+  // pairs); -1 (no cell) for the slots of no window.
+  const bool window = ty <= w.tileRows && oh < w.outHeight && ow < w.outWidth;
+  T best[1];
+  int32_t picked[1];
+  fixedWindowMax<T, K, S, kTaps, 1>(
+      input + plane * inPlane, w, oh, ow, ty <= w.tileRows,
+      hasNeighbour<kTaps>(tx, w.haloCols), best, picked);
+  if (ty <= w.tileRows) {
+    picks[slot] = window ? picked[0] : -1;
+    grads[slot] =
+        window ? gradOutput[plane * outPlane + oh * w.outWidth + ow] : T(0);
+    if (tx == w.haloCols - 1) {
+      picks[slot + 1] = -1;
+      grads[slot + 1] = T(0);
+    }
+  }
+  __syncthreads();
+  if (ty >= w.tileRows || tx >= w.tileCols || oh >= w.outHeight ||
+      ow >= w.outWidth)
+    return;
+
+  const int32_t p00 = picks[slot], p01 = picks[slot + 1];
+  const int32_t p10 = picks[slot + pitch], p11 = picks[slot + pitch + 1];
+  const T g00 = grads[slot], g01 = grads[slot + 1];
+  const T g10 = grads[slot + pitch], g11 = grads[slot + pitch + 1];
+  // The sum for `cell` of what the windows that picked it send, in
+  // row-major window order, in double as on the cpu. For f32 and at most
+  // two terms, f32 additions give the same: 0 + a is exact, and a + b
+  // rounded to f32 once equals a + b rounded to f64 and then to f32
+  // (53 >= 2 * 24 + 2 bits); this saves the f64 conversions, which the
+  // multiprocessors issue at a low rate.
+  auto cellGrad = [&](int32_t cell) {
+    const bool m00 = p00 == cell, m01 = p01 == cell;
+    const bool m10 = p10 == cell, m11 = p11 == cell;
+    if constexpr (std::is_same_v<T, float>) {
+      if (int(m00) + int(m01) + int(m10) + int(m11) <= 2) {
+        float sum = 0.0f;
+        if (m00)
+          sum += g00;
+        if (m01)
+          sum += g01;
+        if (m10)
+          sum += g10;
+        if (m11)
+          sum += g11;
+        return sum;
+      }
+    }
+    double sum = 0;
+    if (m00)
+      sum += double(g00);
+    if (m01)
+      sum += double(g01);
+    if (m10)
+      sum += double(g10);
+    if (m11)
+      sum += double(g11);
+    return T(sum);
+  };
+  int32_t rowBegin, rowEnd, colBegin, colEnd;
+  ownedCells<K, S>(oh, w.padTop, w.outHeight, w.height, rowBegin, rowEnd);
+  ownedCells<K, S>(ow, w.padLeft, w.outWidth, w.width, colBegin, colEnd);
+  T *out = gradInput + plane * inPlane;
+#pragma unroll 1
+  for (int32_t r = rowBegin; r < rowEnd; ++r) {
+    const int32_t start = r * w.width;
+    T *row = out + start;
+    if (colEnd - colBegin == 2 &&
+        reinterpret_cast<uintptr_t>(row + colBegin) % (2 * sizeof(T)) == 0) {
+      Vector<T, 2> pair;
+      pair.v[0] = cellGrad(start + colBegin);
+      pair.v[1] = cellGrad(start + colBegin + 1);
+      *reinterpret_cast<Vector<T, 2> *>(row + colBegin) = pair;
+    } else {
+#pragma unroll 1
+      for (int32_t c = colBegin; c < colEnd; ++c)
+        row[c] = cellGrad(start + c);
+    }
+  }
+}
+
+/// Calls `launch(K, S, taps)` (std::integral_constant) for the fixed
+/// windows that take `g` over `input`; false where none does.
+template <typename T, typename Fn>
+bool withFixedWindows(const PoolShape &g, const T *input, Fn &&launch) {
+  using Three = std::integral_constant<int, 3>;
+  using Two = std::integral_constant<int, 2>;
+  auto withTaps = [&](auto kernel) {
+    // Pairs: even rows, aligned planes.
+    if (g.cols.extent % 2 != 0 || !isVectorAligned<T, 2>(input))
+      launch(kernel, Two{}, std::integral_constant<int, kScalarTaps>{});
+    else if (g.cols.padBefore % 2 == 0)
+      launch(kernel, Two{}, std::integral_constant<int, kPairFromLeft>{});
+    else
+      launch(kernel, Two{}, std::integral_constant<int, kPairFromSecond>{});
+  };
+  if (takesFixedWindows<3, 2>(g)) {
+    withTaps(Three{});
+    return true;
+  }
+  if (takesFixedWindows<2, 2>(g)) {
+    withTaps(Two{});
+    return true;
+  }
+  return false;
+}
+
+template <typename T>
+bool launchMaxPoolFixed(cudaStream_t stream, const T *input, const PoolShape &g,
+                        T *output) {
+  return withFixedWindows(g, input, [&](auto kernel, auto stride, auto taps) {
+    constexpr int K = decltype(kernel)::value, S = decltype(stride)::value;
+    constexpr int kTaps = decltype(taps)::value;
+    const FixedWindows w = makeFixedWindows(g);
+    const int64_t groups = ceilDiv(g.rows.outSize, kForwardWindows);
+    const int64_t items = g.planes * groups * g.cols.outSize;
+    withIndex(items, [&](auto zero) {
+      using Index = decltype(zero);
+      maxPoolFixedKernel<T, K, S, kTaps, Index>
+          <<<gridSizeFor(items), kBlockSize, 0, stream>>>(
+              input, w, PlaneIndex<Index>(groups, g.cols.outSize), Index(items),
+              output);
+      checkLaunch();
+    });
+  });
+}
+
+template <typename T>
+bool launchMaxPoolGradFixed(cudaStream_t stream, const T *gradOutput,
+                            const T *input, const PoolShape &g, T *gradInput) {
+  if (!withFixedWindows(g, input, [](auto, auto, auto) {}))
+    return false;
+  const FixedWindows w = makeFixedWindows(g);
+  // One block per tile, its index split in 32 bits.
+  const int64_t tiles = g.planes * int64_t(w.byPlaneTiles.divisor);
+  if (!fitsNarrowIndex(tiles))
+    return false;
+  return withFixedWindows(g, input, [&](auto kernel, auto stride, auto taps) {
+    constexpr int K = decltype(kernel)::value, S = decltype(stride)::value;
+    constexpr int kTaps = decltype(taps)::value;
+    const unsigned threads =
+        unsigned(ceilDiv((w.tileRows + 1) * w.haloCols, 32) * 32);
+    maxPoolGradFixedKernel<T, K, S, kTaps>
+        <<<unsigned(tiles), threads, 0, stream>>>(gradOutput, input, w,
+                                                  gradInput);
+    checkLaunch();
+  });
+}
+
 template <typename T>
 void launchMaxPool(cudaStream_t stream, const T *input, const PoolShape &g,
                    T *output) {
-  if (launchMaxPoolTiles(stream, input, g, output))
+  if (launchMaxPoolFixed(stream, input, g, output) ||
+      launchMaxPoolTiles(stream, input, g, output))
     return;
   withIndex(g.outputs(), [&](auto zero) {
     using Index = decltype(zero);
@@ -790,7 +1217,9 @@ extern "C" fluid_status fluid_cuda_max_pool2d_grad(
       return;
     cpu::dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      if (launchMaxPoolGradTiles(stream, gradOutput.data<T>(), input.data<T>(),
+      if (launchMaxPoolGradFixed(stream, gradOutput.data<T>(), input.data<T>(),
+                                 g, gradInput.data<T>()) ||
+          launchMaxPoolGradTiles(stream, gradOutput.data<T>(), input.data<T>(),
                                  g, gradInput.data<T>()))
         return;
       const int64_t planeSize = g.rows.extent * g.cols.extent;

@@ -15,6 +15,15 @@ and a tensor of more than 2^31 elements (small planes: plane offsets
 need 64 bits, offsets inside a plane do not), whose first and last
 planes are checked.
 
+The fixed-window kernels (3x3 stride 2 and 2x2 stride 2, dilation 1: a
+thread per window, the gradient's cells owned by window) get odd and even
+extents, padding 0, 1 and 2 and asymmetric, ceil mode, cells no window
+covers at the end of an axis (their gradient must be written as 0), one
+window along an axis, planes of several row tiles and of several column
+tiles (rows of more than 64 windows), odd plane sizes (2-element stores
+not aligned), and inputs of mostly -inf (windows whose every tap is -inf
+pick their first tap inside the input) besides ties and NaNs.
+
 The forwards walk the cpu's taps in its order and the gradients gather,
 adding in the cpu's order, so f64 and f32 results are expected bitwise
 equal: max pooling's must be, average pooling's are checked at f64 rtol
@@ -88,6 +97,33 @@ TILED = [
 ]
 
 
+# Max pooling only: the fixed-window kernels' edges (KernelsPool.cu).
+FIXED = [
+    ("fixed 3x3 s2 p1 odd", [2, 3, 113, 111], [3, 3], [2, 2], [1, 1, 1, 1],
+     [1, 1], 0),
+    ("fixed 3x3 s2 p0 uncovered", [1, 3, 112, 130], [3, 3], [2, 2],
+     [0, 0, 0, 0], [1, 1], 0),
+    ("fixed 3x3 s2 ceil column tiles", [1, 2, 31, 131], [3, 3], [2, 2],
+     [0, 0, 0, 0], [1, 1], 1),
+    ("fixed 3x3 s2 p1 ceil", [2, 2, 20, 21], [3, 3], [2, 2], [1, 1, 1, 1],
+     [1, 1], 1),
+    ("fixed 3x3 s2 asymmetric", [1, 2, 17, 16], [3, 3], [2, 2],
+     [2, 0, 1, 1], [1, 1], 0),
+    ("fixed 3x3 s2 one column", [2, 2, 9, 1], [3, 3], [2, 2], [1, 1, 1, 1],
+     [1, 1], 0),
+    ("fixed 3x3 s2 row tiles", [1, 1, 1201, 3], [3, 3], [2, 2],
+     [1, 1, 1, 1], [1, 1], 1),
+    ("fixed 2x2 s2 p1 odd", [2, 2, 9, 7], [2, 2], [2, 2], [1, 1, 1, 1],
+     [1, 1], 0),
+    ("fixed 2x2 s2 ceil odd", [1, 2, 7, 9], [2, 2], [2, 2], [0, 0, 0, 0],
+     [1, 1], 1),
+    ("fixed 2x2 s2 floor odd", [1, 2, 7, 9], [2, 2], [2, 2], [0, 0, 0, 0],
+     [1, 1], 0),
+    ("fixed 2x2 s2 column tiles", [1, 2, 20, 260], [2, 2], [2, 2],
+     [0, 1, 0, 1], [1, 1], 0),
+]
+
+
 def out_size(extent, before, after, kernel, stride, dilation, ceil):
     room = extent + before + after - dilation * (kernel - 1) - 1
     steps = -(-room // stride) if ceil else room // stride
@@ -105,6 +141,9 @@ def output_shape(shape, kernel, strides, padding, dilation, ceil):
 
 
 def pool_input(h, shape, dtype, ties):
+    if ties == "infinities":  # mostly -inf: windows of -inf only
+        values = np.array([-np.inf] * 5 + [1.0, np.nan], dtype=dtype)
+        return h.rng.choice(values, size=shape)
     if ties:  # few distinct values: equal maxima in most windows
         return np.array(h.rng.integers(-2, 3, size=shape), dtype=dtype)
     x = h.randn(*shape, dtype=dtype)
@@ -260,14 +299,16 @@ def error_cases(h):
 def main():
     h = harness.Harness(sys.argv)
     for mode, dtype in harness.FLOATS:
-        for window in WINDOWS + DILATED + TILED:
+        for window in WINDOWS + DILATED + TILED + FIXED:
             h.case(f"max_pool2d {mode} {window[0]} {window[1]}",
                    max_case(h, window, dtype))
-        for window in WINDOWS[:6] + TILED:
+        for window in WINDOWS[:6] + TILED + FIXED:
             h.case(f"max_pool2d {mode} {window[0]} ties",
                    max_case(h, window, dtype, ties=True))
             h.case(f"max_pool2d {mode} {window[0]} NaNs",
                    max_case(h, window, dtype, ties=None))
+            h.case(f"max_pool2d {mode} {window[0]} infinities",
+                   max_case(h, window, dtype, ties="infinities"))
         for window in WINDOWS:
             for include in [False, True]:
                 h.case(f"avg_pool2d {mode} {window[0]} {window[1]} "
