@@ -34,6 +34,8 @@
 
 #include "fluid/runtime/CudaKernels.h"
 
+#include <cuda_pipeline.h>
+
 #include <type_traits>
 
 using namespace fluid::rt;
@@ -689,10 +691,11 @@ template <typename Fn> void withIndex(int64_t count, Fn &&launch) {
 // For dilation 1 and a kernel and stride fixed at compile time along both
 // axes (3x3 stride 2, ResNet's stem, and 2x2 stride 2), with kernel <=
 // 2 * stride, so that each input cell is covered by at most two windows
-// per axis. Each thread finds a window's pick straight from global memory
-// (the caches absorb the windows' overlap): the taps are compile-time, the
-// loads are issued together and the index arithmetic is 32-bit within a
-// plane. An out-of-input tap reads as -inf, which never replaces the pick
+// per axis. Each thread finds the picks of two vertically adjacent windows
+// straight from global memory (the caches absorb the windows' overlap;
+// the two share the rows they overlap on): the taps are compile-time, the
+// loads predicated and issued together, the index arithmetic 32-bit within
+// a plane. An out-of-input tap reads as -inf, which never replaces the pick
 // (strict >, not NaN), so the pick rule is maxPick's.
 //
 // The gradient owns cells by window: along an axis, window o owns its
@@ -701,14 +704,18 @@ template <typename Fn> void withIndex(int64_t count, Fn &&launch) {
 // home (only it covers them) and the last window the cells after its span
 // (none covers them: their gradient is 0). A block takes a tile of windows
 // of one plane (full rows of windows where a row has at most 64, else 63
-// columns) plus one row and column of halo, puts each window's pick and
-// grad_output in shared memory, and after the one barrier each thread
-// writes its window's cells, adding the grad_output of those of windows
-// (a,b), (a,b+1), (a+1,b), (a+1,b+1) that picked the cell, in that order
-// (row-major window order, as the cpu adds them), in double; two cells of
-// a row with one 2-element store where they are aligned. Bytes moved:
-// input and grad_output read once but for the halo (which the L2 cache
-// mostly serves) and grad_input written once.
+// columns; up to 17 rows at 56 columns, 14 on the stem) plus one row and
+// column of halo, puts each window's pick and grad_output (copied
+// asynchronously, so that its loads go out with the input's) in shared
+// memory, and after the one barrier each thread writes the cells of its
+// two windows, adding the grad_output of those of windows (a,b), (a,b+1),
+// (a+1,b), (a+1,b+1) that picked the cell, in that order (row-major window
+// order, as the cpu adds them), in double, or in f32 where that rounds the
+// same (at most two terms); two cells of a row with one 2-element store
+// where they are aligned. Bytes moved: input and grad_output read once but
+// for the halo (which the L2 cache mostly serves) and grad_input written
+// once. The stem's gradient is bound by the multiprocessors' issue rate,
+// not by memory (bench/NOTES.md, 2026-12-02, session 7).
 
 /// The geometry of the fixed-window kernels in 32-bit integers; the
 /// gradient's tiles: `tileRows` x `tileCols` windows owned, `haloCols`
@@ -717,6 +724,8 @@ template <typename Fn> void withIndex(int64_t count, Fn &&launch) {
 struct FixedWindows {
   int32_t height, width, outHeight, outWidth, padTop, padLeft;
   int32_t tileRows, tileCols, haloCols, colTiles;
+  /// Rows of threads of a gradient block (kGradWindows windows each).
+  int32_t threadRows;
   Divider<uint32_t> byPlaneTiles, byColTiles;
 };
 
@@ -724,7 +733,10 @@ struct FixedWindows {
 /// (tileRows + 1) x (haloCols + 1) computed windows, one column of no
 /// window included, with (tileRows + 1) * haloCols <= kFixedThreads.
 constexpr int kFixedThreads = 512;
-constexpr int kFixedSlots = 2 * kFixedThreads;
+/// Windows per thread of the gradient, vertically adjacent (the stem
+/// measured 0.384 ms with 2, 0.418 ms with 1: bench/NOTES.md).
+constexpr int kGradWindows = 2;
+constexpr int kFixedSlots = 2 * kGradWindows * kFixedThreads;
 
 /// Whether the fixed-window kernels of kernel `K`, stride `S` take `g`.
 template <int K, int S> bool takesFixedWindows(const PoolShape &g) {
@@ -749,9 +761,13 @@ inline FixedWindows makeFixedWindows(const PoolShape &g) {
     w.tileCols = 63;
     w.haloCols = 64;
   }
-  w.tileRows = std::min(w.outHeight, kFixedThreads / w.haloCols - 1);
+  // As many rows as the threads take, one of halo included, evened out
+  // over the tiles.
+  const int32_t most = kFixedThreads / w.haloCols * kGradWindows - 1;
+  const int64_t rowTiles = ceilDiv(w.outHeight, std::min(w.outHeight, most));
+  w.tileRows = int32_t(ceilDiv(w.outHeight, rowTiles));
+  w.threadRows = int32_t(ceilDiv(w.tileRows + 1, kGradWindows));
   w.colTiles = int32_t(ceilDiv(w.outWidth, w.tileCols));
-  const int64_t rowTiles = ceilDiv(w.outHeight, w.tileRows);
   w.byPlaneTiles = Divider<uint32_t>(uint32_t(rowTiles * w.colTiles));
   w.byColTiles = Divider<uint32_t>(uint32_t(w.colTiles));
   return w;
@@ -765,54 +781,74 @@ inline FixedWindows makeFixedWindows(const PoolShape &g) {
 /// lane, which holds the next (previous) window of the same row.
 enum FixedTaps : int { kScalarTaps, kPairFromLeft, kPairFromSecond };
 
-/// The K taps of row `row` (inside the input if `rowInside`) of a window
-/// whose first column is `left`, -inf for those outside the input. Every
-/// lane of the warp calls it together; `neighbour`: the adjacent lane
+/// What a thread loads of a row of its window's taps: the taps themselves
+/// (kScalarTaps), or its pair and, where the neighbouring lane does not
+/// hold it, the tap the pair misses (`own`).
+template <typename T, int K> struct FixedRow {
+  T taps[K];
+  Vector<T, 2> pair;
+  T own;
+  bool pairInside, alone;
+};
+
+/// Loads row `row` (inside the input if `rowInside`) of the taps of a
+/// window whose first column is `left`; `neighbour`: the adjacent lane
 /// (the next for kPairFromLeft, the previous for kPairFromSecond) holds the
-/// adjacent window of the same row of windows.
+/// adjacent window of the same row of windows. Outside the input the loads
+/// read the plane's first elements rather than nothing, so that no branch
+/// keeps the compiler from issuing every row's loads together.
 template <typename T, int K, int kTaps>
 __device__ __forceinline__ void
-fixedRowTaps(const T *__restrict__ plane, int32_t width, int32_t row,
-             bool rowInside, int32_t left, bool neighbour, T (&taps)[K]) {
+loadFixedRow(const T *__restrict__ plane, int32_t width, int32_t row,
+             bool rowInside, int32_t left, bool neighbour, FixedRow<T, K> &r) {
   const T *rowStart = plane + row * width;
   if constexpr (kTaps == kScalarTaps) {
 #pragma unroll
     for (int kx = 0; kx < K; ++kx) {
-      taps[kx] = T(-INFINITY);
+      r.taps[kx] = T(-INFINITY);
       if (rowInside && uint32_t(left + kx) < uint32_t(width))
-        taps[kx] = rowStart[left + kx];
+        r.taps[kx] = rowStart[left + kx];
     }
   } else {
     static_assert(K == 2 || K == 3, "pairs cover windows of 2 or 3 columns");
     // An even column of an even width: both elements are inside or out.
     const int32_t column = kTaps == kPairFromLeft ? left : left + 1;
-    Vector<T, 2> pair;
-    pair.v[0] = pair.v[1] = T(-INFINITY);
-    if (rowInside && uint32_t(column) < uint32_t(width))
-      pair = *reinterpret_cast<const Vector<T, 2> *>(rowStart + column);
-    // The tap of the neighbour's pair, or loaded alone.
+    r.pairInside = rowInside && uint32_t(column) < uint32_t(width);
+    r.pair = *reinterpret_cast<const Vector<T, 2> *>(
+        r.pairInside ? rowStart + column : plane);
     const int32_t other = kTaps == kPairFromLeft ? left + 2 : left;
+    r.alone = !neighbour && rowInside && uint32_t(other) < uint32_t(width);
+    if (kTaps == kPairFromSecond || K == 3)
+      r.own = r.alone ? rowStart[other] : plane[0];
+  }
+}
+
+/// The K taps of a row loadFixedRow loaded, -inf for those outside the
+/// input; every lane of the warp calls it together (the pairs' exchange).
+template <typename T, int K, int kTaps>
+__device__ __forceinline__ void finishFixedRow(FixedRow<T, K> &r,
+                                               bool neighbour) {
+  if constexpr (kTaps != kScalarTaps) {
+    if (!r.pairInside)
+      r.pair.v[0] = r.pair.v[1] = T(-INFINITY);
     T shared = T(-INFINITY);
     if (kTaps == kPairFromSecond || K == 3) {
       shared = kTaps == kPairFromLeft
-                   ? __shfl_down_sync(0xffffffffu, pair.v[0], 1)
-                   : __shfl_up_sync(0xffffffffu, pair.v[1], 1);
-      if (!neighbour) {
-        shared = T(-INFINITY);
-        if (rowInside && uint32_t(other) < uint32_t(width))
-          shared = rowStart[other];
-      }
+                   ? __shfl_down_sync(0xffffffffu, r.pair.v[0], 1)
+                   : __shfl_up_sync(0xffffffffu, r.pair.v[1], 1);
+      if (!neighbour)
+        shared = r.alone ? r.own : T(-INFINITY);
     }
     if constexpr (kTaps == kPairFromLeft) {
-      taps[0] = pair.v[0];
-      taps[1] = pair.v[1];
+      r.taps[0] = r.pair.v[0];
+      r.taps[1] = r.pair.v[1];
       if constexpr (K == 3)
-        taps[2] = shared;
+        r.taps[2] = shared;
     } else {
-      taps[0] = shared;
-      taps[1] = pair.v[0];
+      r.taps[0] = shared;
+      r.taps[1] = r.pair.v[0];
       if constexpr (K == 3)
-        taps[2] = pair.v[1];
+        r.taps[2] = r.pair.v[1];
     }
   }
 }
@@ -830,12 +866,15 @@ fixedWindowMax(const T *__restrict__ plane, const FixedWindows &w, int32_t oh,
   static_assert(kTaps == kScalarTaps || S == 2, "pairs need stride 2");
   constexpr int kRows = (kWindows - 1) * S + K;
   const int32_t top = oh * S - w.padTop, left = ow * S - w.padLeft;
-  T values[kRows][K];
+  FixedRow<T, K> rows[kRows];
 #pragma unroll
   for (int y = 0; y < kRows; ++y)
-    fixedRowTaps<T, K, kTaps>(plane, w.width, top + y,
+    loadFixedRow<T, K, kTaps>(plane, w.width, top + y,
                               valid && uint32_t(top + y) < uint32_t(w.height),
-                              left, neighbour, values[y]);
+                              left, neighbour, rows[y]);
+#pragma unroll
+  for (int y = 0; y < kRows; ++y)
+    finishFixedRow<T, K, kTaps>(rows[y], neighbour);
 #pragma unroll
   for (int r = 0; r < kWindows; ++r) {
     // The first tap inside the input, the pick where every value is -inf.
@@ -845,7 +884,7 @@ fixedWindowMax(const T *__restrict__ plane, const FixedWindows &w, int32_t oh,
     for (int ky = 0; ky < K; ++ky)
 #pragma unroll
       for (int kx = 0; kx < K; ++kx) {
-        const T value = values[r * S + ky][kx];
+        const T value = rows[r * S + ky].taps[kx];
         // A NaN wins, the last one if several, as on the cpu.
         if (value > max || value != value) {
           max = value;
@@ -858,8 +897,15 @@ fixedWindowMax(const T *__restrict__ plane, const FixedWindows &w, int32_t oh,
   }
 }
 
-/// Windows per thread of the forward, vertically adjacent.
+/// Windows per thread of the forward, vertically adjacent (the stem
+/// measured 0.137 ms with 2, 0.151 ms with 1: bench/NOTES.md).
 constexpr int kForwardWindows = 2;
+/// Whether the forward and the gradient load pairs where they can: off.
+/// The pair path passes gpu-pool.py but measured slower on the stem
+/// (forward 0.208 ms against 0.137, gradient 0.481 against 0.384): the
+/// compiler issues each row's load, waits for it and exchanges it before
+/// the next row's load, where the scalar taps' loads all go out together.
+constexpr bool kForwardPairs = false, kGradPairs = false;
 
 /// Whether the lane adjacent to this one (the next for kPairFromLeft, the
 /// previous for kPairFromSecond) holds the adjacent window of the same row
@@ -917,63 +963,20 @@ __device__ inline void ownedCells(int32_t o, int32_t pad, int32_t outSize,
 }
 
 /// Blocks of the gradient: at least 3 per multiprocessor (40 registers a
-/// thread at most); a 4th (32 registers) measured slower on the stem.
-#ifndef FLUID_POOL_MIN_BLOCKS
-#define FLUID_POOL_MIN_BLOCKS 3
-#endif
-constexpr int kFixedGradMinBlocks = FLUID_POOL_MIN_BLOCKS;
+/// thread at most); 4 (32 registers, with spills) measured slower.
+constexpr int kFixedGradMinBlocks = 3;
 
-/// A block of (tileRows + 1) * haloCols threads, rounded up to whole
-/// warps, per tile (one tile per block); thread (ty, tx) computes window
-/// (row0 + ty, col0 + tx) and writes the cells of that window, if it is
-/// one of the tile's.
-template <typename T, int K, int S, int kTaps>
-__global__ void __launch_bounds__(kFixedThreads, kFixedGradMinBlocks)
-    maxPoolGradFixedKernel(const T *__restrict__ gradOutput,
-                           const T *__restrict__ input, FixedWindows w,
-                           T *__restrict__ gradInput) {
-  __shared__ int32_t picks[kFixedSlots];
-  __shared__ T grads[kFixedSlots];
-  const uint32_t tile = blockIdx.x;
-  const uint32_t plane = w.byPlaneTiles.div(tile);
-  const uint32_t planeTile = tile - plane * w.byPlaneTiles.divisor;
-  const uint32_t rowTile = w.byColTiles.div(planeTile);
-  const uint32_t colTile = planeTile - rowTile * uint32_t(w.colTiles);
-  const int32_t ty = int32_t(threadIdx.x) / w.haloCols;
-  const int32_t tx = int32_t(threadIdx.x) - ty * w.haloCols;
-  const int32_t oh = int32_t(rowTile) * w.tileRows + ty;
-  const int32_t ow = int32_t(colTile) * w.tileCols + tx;
-  const int64_t inPlane = int64_t(w.height) * w.width;
-  const int64_t outPlane = int64_t(w.outHeight) * w.outWidth;
-  const int32_t pitch = w.haloCols + 1;
-  const int32_t slot = ty * pitch + tx;
-
-  // Every thread reads its window's taps inside the plane (and shares its
-  // pairs); -1 (no cell) for the slots of no window.
-  const bool window = ty <= w.tileRows && oh < w.outHeight && ow < w.outWidth;
-  T best[1];
-  int32_t picked[1];
-  fixedWindowMax<T, K, S, kTaps, 1>(
-      input + plane * inPlane, w, oh, ow, ty <= w.tileRows,
-      hasNeighbour<kTaps>(tx, w.haloCols), best, picked);
-  if (ty <= w.tileRows) {
-    picks[slot] = window ? picked[0] : -1;
-    grads[slot] =
-        window ? gradOutput[plane * outPlane + oh * w.outWidth + ow] : T(0);
-    if (tx == w.haloCols - 1) {
-      picks[slot + 1] = -1;
-      grads[slot + 1] = T(0);
-    }
-  }
-  __syncthreads();
-  if (ty >= w.tileRows || tx >= w.tileCols || oh >= w.outHeight ||
-      ow >= w.outWidth)
-    return;
-
-  const int32_t p00 = picks[slot], p01 = picks[slot + 1];
-  const int32_t p10 = picks[slot + pitch], p11 = picks[slot + pitch + 1];
-  const T g00 = grads[slot], g01 = grads[slot + 1];
-  const T g10 = grads[slot + pitch], g11 = grads[slot + pitch + 1];
+/// Writes the cells window (oh, ow) owns: `picks` and `grads` point at its
+/// slot, the next window of the row right of it, the windows of the next
+/// row `pitch` slots on.
+template <typename T, int K, int S>
+__device__ __forceinline__ void
+writeOwnedCells(const FixedWindows &w, int32_t oh, int32_t ow,
+                const int32_t *picks, const T *grads, int32_t pitch, T *out) {
+  const int32_t p00 = picks[0], p01 = picks[1];
+  const int32_t p10 = picks[pitch], p11 = picks[pitch + 1];
+  const T g00 = grads[0], g01 = grads[1];
+  const T g10 = grads[pitch], g11 = grads[pitch + 1];
   // The sum for `cell` of what the windows that picked it send, in
   // row-major window order, in double as on the cpu. For f32 and at most
   // two terms, f32 additions give the same: 0 + a is exact, and a + b
@@ -1011,7 +1014,6 @@ __global__ void __launch_bounds__(kFixedThreads, kFixedGradMinBlocks)
   int32_t rowBegin, rowEnd, colBegin, colEnd;
   ownedCells<K, S>(oh, w.padTop, w.outHeight, w.height, rowBegin, rowEnd);
   ownedCells<K, S>(ow, w.padLeft, w.outWidth, w.width, colBegin, colEnd);
-  T *out = gradInput + plane * inPlane;
 #pragma unroll 1
   for (int32_t r = rowBegin; r < rowEnd; ++r) {
     const int32_t start = r * w.width;
@@ -1027,6 +1029,82 @@ __global__ void __launch_bounds__(kFixedThreads, kFixedGradMinBlocks)
       for (int32_t c = colBegin; c < colEnd; ++c)
         row[c] = cellGrad(start + c);
     }
+  }
+}
+
+/// A block of threadRows * haloCols threads, rounded up to whole warps,
+/// per tile (one tile per block); thread (ty, tx) computes windows
+/// (row0 + ty * kGradWindows + r, col0 + tx), r < kGradWindows, and
+/// writes the cells of those that are the tile's.
+template <typename T, int K, int S, int kTaps>
+__global__ void __launch_bounds__(kFixedThreads, kFixedGradMinBlocks)
+    maxPoolGradFixedKernel(const T *__restrict__ gradOutput,
+                           const T *__restrict__ input, FixedWindows w,
+                           T *__restrict__ gradInput) {
+  __shared__ int32_t picks[kFixedSlots];
+  __shared__ T grads[kFixedSlots];
+  const uint32_t tile = blockIdx.x;
+  const uint32_t plane = w.byPlaneTiles.div(tile);
+  const uint32_t planeTile = tile - plane * w.byPlaneTiles.divisor;
+  const uint32_t rowTile = w.byColTiles.div(planeTile);
+  const uint32_t colTile = planeTile - rowTile * uint32_t(w.colTiles);
+  const int32_t ty = int32_t(threadIdx.x) / w.haloCols;
+  const int32_t tx = int32_t(threadIdx.x) - ty * w.haloCols;
+  // The tile's row of windows of this thread's first window.
+  const int32_t y0 = ty * kGradWindows;
+  const int32_t oh0 = int32_t(rowTile) * w.tileRows + y0;
+  const int32_t ow = int32_t(colTile) * w.tileCols + tx;
+  const int64_t inPlane = int64_t(w.height) * w.width;
+  const int64_t outPlane = int64_t(w.outHeight) * w.outWidth;
+  const int32_t pitch = w.haloCols + 1;
+
+  // grad_output goes to shared memory first, by asynchronous copies that
+  // the compiler cannot move behind the picks (a load into a register it
+  // would), so that its loads go out with the input's; 0 and -1 (no cell)
+  // in the slots of no window.
+  const bool reads = ty < w.threadRows;
+#pragma unroll
+  for (int r = 0; r < kGradWindows; ++r) {
+    const int32_t slot = (y0 + r) * pitch + tx;
+    if (reads && y0 + r <= w.tileRows) {
+      if (oh0 + r < w.outHeight && ow < w.outWidth)
+        __pipeline_memcpy_async(grads + slot,
+                                gradOutput + plane * outPlane +
+                                    (oh0 + r) * w.outWidth + ow,
+                                sizeof(T));
+      else
+        grads[slot] = T(0);
+      if (tx == w.haloCols - 1) {
+        picks[slot + 1] = -1;
+        grads[slot + 1] = T(0);
+      }
+    }
+  }
+  __pipeline_commit();
+  // Every thread of the rows reads its windows' taps inside the plane (and
+  // shares its pairs).
+  T best[kGradWindows];
+  int32_t picked[kGradWindows];
+  fixedWindowMax<T, K, S, kTaps, kGradWindows>(
+      input + plane * inPlane, w, oh0, ow, reads,
+      hasNeighbour<kTaps>(tx, w.haloCols), best, picked);
+#pragma unroll
+  for (int r = 0; r < kGradWindows; ++r)
+    if (reads && y0 + r <= w.tileRows)
+      picks[(y0 + r) * pitch + tx] =
+          oh0 + r < w.outHeight && ow < w.outWidth ? picked[r] : -1;
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  if (!reads || tx >= w.tileCols || ow >= w.outWidth)
+    return;
+  T *out = gradInput + plane * inPlane;
+#pragma unroll
+  for (int r = 0; r < kGradWindows; ++r) {
+    const int32_t oh = oh0 + r;
+    if (y0 + r >= w.tileRows || oh >= w.outHeight)
+      break;
+    const int32_t slot = (y0 + r) * pitch + tx;
+    writeOwnedCells<T, K, S>(w, oh, ow, picks + slot, grads + slot, pitch, out);
   }
 }
 
@@ -1061,7 +1139,7 @@ bool launchMaxPoolFixed(cudaStream_t stream, const T *input, const PoolShape &g,
                         T *output) {
   return withFixedWindows(g, input, [&](auto kernel, auto stride, auto taps) {
     constexpr int K = decltype(kernel)::value, S = decltype(stride)::value;
-    constexpr int kTaps = decltype(taps)::value;
+    constexpr int kTaps = kForwardPairs ? decltype(taps)::value : kScalarTaps;
     const FixedWindows w = makeFixedWindows(g);
     const int64_t groups = ceilDiv(g.rows.outSize, kForwardWindows);
     const int64_t items = g.planes * groups * g.cols.outSize;
@@ -1088,9 +1166,9 @@ bool launchMaxPoolGradFixed(cudaStream_t stream, const T *gradOutput,
     return false;
   return withFixedWindows(g, input, [&](auto kernel, auto stride, auto taps) {
     constexpr int K = decltype(kernel)::value, S = decltype(stride)::value;
-    constexpr int kTaps = decltype(taps)::value;
+    constexpr int kTaps = kGradPairs ? decltype(taps)::value : kScalarTaps;
     const unsigned threads =
-        unsigned(ceilDiv((w.tileRows + 1) * w.haloCols, 32) * 32);
+        unsigned(ceilDiv(w.threadRows * w.haloCols, 32) * 32);
     maxPoolGradFixedKernel<T, K, S, kTaps>
         <<<unsigned(tiles), threads, 0, stream>>>(gradOutput, input, w,
                                                   gradInput);
