@@ -81,8 +81,7 @@ void mlir::fluid::registerGpuCodegenDialects(DialectRegistry &registry) {
 }
 
 void mlir::fluid::buildGpuLoweringPipeline(OpPassManager &pm,
-                                           StringRef toolkitPath,
-                                           bool index32) {
+                                           StringRef toolkitPath) {
   GpuNVVMAttachTargetOptions target;
   target.chip = "sm_90";
   // The default PTX version (6.0) does not support sm_90.
@@ -93,7 +92,9 @@ void mlir::fluid::buildGpuLoweringPipeline(OpPassManager &pm,
   kernels.addPass(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
-  nvvm.indexBitwidth = index32 ? 32 : 64;
+  // 64-bit offsets (the loops' pointer increments); the kernels divide in
+  // 32 bits where they can (--fluid-generate-gpu-kernels).
+  nvvm.indexBitwidth = 64;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
@@ -117,8 +118,11 @@ Type elementOf(Type type) { return cast<ShapedType>(type).getElementType(); }
 /// Builds the kernel of one region.
 class KernelBuilder {
 public:
-  KernelBuilder(FusionOp fusion, int64_t width)
-      : fusion(fusion), width(width), space(fusion.getIterationShape()) {
+  /// `narrow`: every index of the region is below 2^30, so divisions and
+  /// remainders may be 32-bit.
+  KernelBuilder(FusionOp fusion, int64_t width, bool narrow)
+      : fusion(fusion), width(width), narrow(narrow),
+        space(fusion.getIterationShape()) {
     contiguous = contiguousStrides(space);
   }
 
@@ -133,6 +137,32 @@ private:
   Value constantIndex(ImplicitLocOpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, v);
   }
+  /// x / d and x % d (unsigned); in 32 bits when `narrow` (a 64-bit
+  /// division by a constant costs several times the instructions). The
+  /// offsets themselves stay 64-bit, as the loops' pointer increments.
+  Value divide(ImplicitLocOpBuilder &b, Value x, int64_t d) {
+    return narrowed<arith::DivUIOp>(b, x, d);
+  }
+  Value remainder(ImplicitLocOpBuilder &b, Value x, int64_t d) {
+    return narrowed<arith::RemUIOp>(b, x, d);
+  }
+  template <typename OpTy>
+  Value narrowed(ImplicitLocOpBuilder &b, Value x, int64_t d) {
+    if (!narrow)
+      return OpTy::create(b, x, constantIndex(b, d));
+    // (x32 directly where x is the widened result of another division.)
+    auto widened = x.getDefiningOp<arith::IndexCastUIOp>();
+    Value x32 = widened && widened.getIn().getType().isInteger(32)
+                    ? widened.getIn()
+                    : arith::IndexCastUIOp::create(b, b.getI32Type(), x);
+    Value d32 = arith::ConstantOp::create(
+        b, b.getI32IntegerAttr(static_cast<int32_t>(d)));
+    return arith::IndexCastUIOp::create(b, b.getIndexType(),
+                                        OpTy::create(b, x32, d32));
+  }
+  /// The offset in a broadcast input read at `strides` of `element`.
+  Value broadcastOffset(ImplicitLocOpBuilder &b, ArrayRef<int64_t> strides,
+                        Value element);
   /// The operand `use` of a body op, per lane.
   Lanes operand(ImplicitLocOpBuilder &b, OpOperand &use);
   FailureOr<Value> compute(ImplicitLocOpBuilder &b, Operation *op,
@@ -140,6 +170,7 @@ private:
 
   FusionOp fusion;
   int64_t width;
+  bool narrow;
   ArrayRef<int64_t> space;
   SmallVector<int64_t> contiguous;
   SmallVector<Value> buffers;
@@ -147,6 +178,24 @@ private:
   DenseMap<Value, Lanes> values;
   std::map<std::pair<unsigned, SmallVector<int64_t>>, Lanes> loads;
 };
+
+Value KernelBuilder::broadcastOffset(ImplicitLocOpBuilder &b,
+                                     ArrayRef<int64_t> strides, Value element) {
+  Value offset;
+  for (size_t d = 0; d < space.size(); ++d) {
+    if (strides[d] == 0 || space[d] == 1)
+      continue;
+    Value index = element;
+    if (contiguous[d] != 1)
+      index = divide(b, index, contiguous[d]);
+    if (d > 0)
+      index = remainder(b, index, space[d]);
+    if (strides[d] != 1)
+      index = arith::MulIOp::create(b, index, constantIndex(b, strides[d]));
+    offset = offset ? arith::AddIOp::create(b, offset, index) : index;
+  }
+  return offset ? offset : constantIndex(b, 0);
+}
 
 KernelBuilder::Lanes KernelBuilder::operand(ImplicitLocOpBuilder &b,
                                             OpOperand &use) {
@@ -173,25 +222,38 @@ KernelBuilder::Lanes KernelBuilder::operand(ImplicitLocOpBuilder &b,
     }
   } else {
     // offset = sum over d of ((element / contiguous[d]) % space[d]) *
-    // strides[d]
-    for (Value element : elements) {
-      Value offset;
-      for (size_t d = 0; d < space.size(); ++d) {
-        if (strides[d] == 0 || space[d] == 1)
-          continue;
-        Value index = element;
-        if (contiguous[d] != 1)
-          index =
-              arith::DivUIOp::create(b, index, constantIndex(b, contiguous[d]));
-        if (d > 0)
-          index = arith::RemUIOp::create(b, index, constantIndex(b, space[d]));
-        if (strides[d] != 1)
-          index = arith::MulIOp::create(b, index, constantIndex(b, strides[d]));
-        offset = offset ? arith::AddIOp::create(b, offset, index) : index;
-      }
-      if (!offset)
-        offset = constantIndex(b, 0);
+    // strides[d]. The lanes of a vector step start at a multiple of
+    // `width`: a dimension whose contiguous stride is a multiple of it has
+    // one index for all of them, and the innermost one (when its extent is
+    // a multiple of it) moves by its stride per lane. When no other
+    // dimension is read, lane l reads at lane 0's offset plus l times that
+    // stride: the same element for a per-channel input.
+    int64_t laneStride = 0;
+    bool shared = width > 1;
+    for (size_t d = 0; d < space.size() && shared; ++d) {
+      if (strides[d] == 0 || space[d] == 1 || contiguous[d] % width == 0)
+        continue;
+      if (d + 1 == space.size() && space[d] % width == 0)
+        laneStride = strides[d];
+      else
+        shared = false;
+    }
+    if (shared) {
+      Value offset = broadcastOffset(b, strides, elements[0]);
       lanes.push_back(memref::LoadOp::create(b, buffer, offset));
+      for (int64_t l = 1; l < width; ++l) {
+        if (laneStride == 0) {
+          lanes.push_back(lanes[0]);
+          continue;
+        }
+        Value at =
+            arith::AddIOp::create(b, offset, constantIndex(b, l * laneStride));
+        lanes.push_back(memref::LoadOp::create(b, buffer, at));
+      }
+    } else {
+      for (Value element : elements)
+        lanes.push_back(memref::LoadOp::create(
+            b, buffer, broadcastOffset(b, strides, element)));
     }
   }
   return loads[key] = lanes;
@@ -421,8 +483,8 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
     inner *= space[d];
   int64_t perChannel = count / channels;
   int64_t splits = fusedReductionSplits(fusion);
-  Value channel = arith::DivUIOp::create(b, block, constantIndex(b, splits));
-  Value split = arith::RemUIOp::create(b, block, constantIndex(b, splits));
+  Value channel = divide(b, block, splits);
+  Value split = remainder(b, block, splits);
   Value start = arith::AddIOp::create(
       b, arith::MulIOp::create(b, split, constantIndex(b, kReductionThreads)),
       thread);
@@ -440,8 +502,8 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
     if (width > 1)
       j = arith::MulIOp::create(b, j, constantIndex(b, width));
     // element = (j / inner) * channels * inner + channel * inner + j % inner
-    Value n = arith::DivUIOp::create(b, j, constantIndex(b, inner));
-    Value within = arith::RemUIOp::create(b, j, constantIndex(b, inner));
+    Value n = divide(b, j, inner);
+    Value within = remainder(b, j, inner);
     Value first = arith::AddIOp::create(
         b,
         arith::AddIOp::create(
@@ -529,6 +591,11 @@ struct FluidGenerateGpuKernelsPass
       if (launch.getKernel() == "fusion")
         launches.push_back(launch);
     });
+    if (indexBitwidth != 32 && indexBitwidth != 64) {
+      module.emitError() << "index-bitwidth must be 32 or 64, got "
+                         << static_cast<unsigned>(indexBitwidth);
+      return signalPassFailure();
+    }
     if (launches.empty())
       return;
     if (module.lookupSymbol(kGpuKernelModuleName)) {
@@ -540,12 +607,24 @@ struct FluidGenerateGpuKernelsPass
     b.setInsertionPointToEnd(module.getBody());
     auto kernels = gpu::GPUModuleOp::create(b, kGpuKernelModuleName);
     b.setInsertionPointToStart(kernels.getBody());
+    // 32-bit divisions where every index of the region fits with room for
+    // the grid-stride step (at most 8192 x 256 threads).
+    constexpr int64_t kIndex32Limit = int64_t(1) << 30;
     // Equal regions (same body, same types) share a kernel.
     llvm::StringMap<std::string> byText;
     for (fluid_rt::LaunchOp launch : launches) {
       Block scratch;
       auto fusion = cast<FusionOp>(launch.buildTensorOp(scratch));
       llvm::scope_exit destroy([&] { fusion->destroy(); });
+      auto fits = [&](Type type) {
+        return cast<ShapedType>(type).getNumElements() <= kIndex32Limit;
+      };
+      int64_t count = 1;
+      for (int64_t d : fusion.getIterationShape())
+        count *= d;
+      bool narrow = indexBitwidth == 32 && count <= kIndex32Limit &&
+                    llvm::all_of(fusion.getInputs().getTypes(), fits) &&
+                    llvm::all_of(fusion.getResultTypes(), fits);
       std::string text;
       llvm::raw_string_ostream os(text);
       fusion->print(os, OpPrintingFlags().printGenericOpForm());
@@ -554,9 +633,9 @@ struct FluidGenerateGpuKernelsPass
       if (inserted) {
         b.setLoc(launch.getLoc());
         int64_t width = fusedVectorWidth(fusion);
-        if (failed(KernelBuilder(fusion, 1).build(b, it->second)))
+        if (failed(KernelBuilder(fusion, 1, narrow).build(b, it->second)))
           return signalPassFailure();
-        if (width > 1 && failed(KernelBuilder(fusion, width)
+        if (width > 1 && failed(KernelBuilder(fusion, width, narrow)
                                     .build(b, it->second + kVectorSuffix)))
           return signalPassFailure();
         ++numKernels;

@@ -18,13 +18,22 @@
 // CHECK: gpu.func @fused_0(%{{.*}}: memref<8192xf32>, %{{.*}}: memref<64xf32>, %{{.*}}: memref<8192xf32>) kernel {
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %c8192 step
 // CHECK: memref.load %{{.*}}[%[[I]]] : memref<8192xf32>
-// CHECK: arith.divui %[[I]], %c16
-// CHECK: arith.remui %{{.*}}, %c64
+// Every index is far below 2^30: the divisions are 32-bit, the offsets
+// 64-bit (index).
+// CHECK: %[[I32:.*]] = arith.index_castui %[[I]] : index to i32
+// CHECK: %[[Q:.*]] = arith.divui %[[I32]], %c16_i32 : i32
+// CHECK: %[[R:.*]] = arith.remui %[[Q]], %c64_i32 : i32
+// CHECK: arith.index_castui %[[R]] : i32 to index
 // CHECK: math.exp
 // CHECK: memref.store %{{.*}}, %{{.*}}[%[[I]]] : memref<8192xf32>
 // CHECK: gpu.func @fused_0_v(
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c2048 step
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
+// The four lanes of a step are in one channel (16 elements per channel):
+// one load of the per-channel input serves them all.
+// CHECK: arith.divui %{{.*}}, %c16_i32
+// CHECK: memref.load %{{.*}} : memref<64xf32>
+// CHECK-NOT: memref.load
 // CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
 // A region with per-channel sums: blocks of 256 threads per channel and
 // split, partial sums in workgroup memory, added atomically across splits.
@@ -37,9 +46,10 @@
 // CHECK: gpu.func @fused_2(%[[VIN:.*]]: memref<512xf32>, %{{.*}}: memref<512xf32>) kernel {
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %c512 step
 // CHECK: memref.load %[[VIN]][%[[J]]] : memref<512xf32>
-// CHECK: %[[Q:.*]] = arith.divui %[[J]], %c64
-// CHECK: %[[C:.*]] = arith.remui %[[Q]], %c4
-// CHECK: %[[O:.*]] = arith.muli %[[C]], %c64
+// CHECK: %[[Q:.*]] = arith.divui %{{.*}}, %c64_i32
+// CHECK: %[[C:.*]] = arith.remui %[[Q]], %c4_i32
+// CHECK: %[[CI:.*]] = arith.index_castui %[[C]] : i32 to index
+// CHECK: %[[O:.*]] = arith.muli %[[CI]], %c64
 // CHECK-NEXT: memref.load %[[VIN]][%[[O]]] : memref<512xf32>
 // CHECK-NEXT: arith.subf
 

@@ -127,6 +127,13 @@ static cl::opt<bool> noFuseElementwise(
              "kernel of its own instead of generating one kernel per fused "
              "region"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<unsigned> gpuIndexBitwidth(
+    "gpu-index-bitwidth",
+    cl::desc("Bit width of the generated cuda kernels' divisions and "
+             "remainders (broadcast offsets, reduction rows): 32 (the "
+             "default; used where every index of a region is below 2^30, "
+             "else 64) or 64 (--fluid-generate-gpu-kernels=index-bitwidth=N)"),
+    cl::init(32), cl::value_desc("BITS"), cl::cat(compileCategory));
 static cl::opt<int64_t> workspaceLimit(
     "workspace-limit",
     cl::desc("cuDNN workspace limit in MiB, part of the memory plan; the "
@@ -333,6 +340,9 @@ int main(int argc, char **argv) {
     return fail("--workspace-limit must be -1 (none) or a size in MiB up to "
                 "2^30, got " +
                 llvm::Twine(workspaceLimit));
+  if (gpuIndexBitwidth != 32 && gpuIndexBitwidth != 64)
+    return fail("--gpu-index-bitwidth must be 32 or 64, got " +
+                llvm::Twine(static_cast<unsigned>(gpuIndexBitwidth)));
   if (!bufferized) {
     if (optimizations.foldLrMath && !noFoldLrMath)
       pm.addPass(createFluidFoldLrMath());
@@ -362,7 +372,9 @@ int main(int argc, char **argv) {
   // (--emit=buffers writes the program before this step.)
   if (options.backend == EmitBackend::Cuda && emitKind != "buffers" &&
       !module->lookupSymbol(kGpuKernelModuleName)) {
-    pm.addPass(createFluidGenerateGpuKernels());
+    FluidGenerateGpuKernelsOptions kernels;
+    kernels.indexBitwidth = gpuIndexBitwidth;
+    pm.addPass(createFluidGenerateGpuKernels(kernels));
     buildGpuLoweringPipeline(pm, defaultCudaToolkitPath());
   }
   if (!memoryReport.empty()) {

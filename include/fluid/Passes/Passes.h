@@ -67,9 +67,9 @@ void registerGpuCodegenDialects(DialectRegistry &registry);
 
 /// --fluid-lower-gpu-kernels: gpu.module -> NVVM -> PTX for sm_90 (a
 /// gpu.binary holding PTX text), with libdevice from `toolkitPath` (the
-/// CUDA toolkit; empty: MLIR's default search).
-void buildGpuLoweringPipeline(OpPassManager &pm, StringRef toolkitPath,
-                              bool index32 = false);
+/// CUDA toolkit; empty: MLIR's default search). The index width is the
+/// gpu.module's data layout's (64 bits without one).
+void buildGpuLoweringPipeline(OpPassManager &pm, StringRef toolkitPath);
 
 /// Where the CUDA toolkit is for libdevice: $CUDA_HOME, else
 /// /usr/local/cuda.

@@ -247,7 +247,21 @@ def FluidGenerateGpuKernels
     inputs are read per element at an index computed from constants.
     Equal regions share one kernel. `--fluid-lower-gpu-kernels` lowers the
     module to PTX.
+
+    Divisions and remainders (the broadcast inputs' offsets, the rows and
+    columns of a reduction) are 32-bit when `index-bitwidth=32` (the
+    default) and every buffer and the iteration space of the region have at
+    most 2^30 elements: a 64-bit division by a constant costs several times
+    the instructions of a 32-bit one. Element offsets stay 64-bit (the
+    loops' pointer increments). Lanes of a vector step that read the same
+    element of a broadcast input (a per-channel value over H*W a multiple
+    of the width) share one load and its index arithmetic.
   }];
+  let options = [
+    Option<"indexBitwidth", "index-bitwidth", "unsigned", /*default=*/"32",
+           "Bit width of the kernels' divisions and remainders (32 or 64; "
+           "32 only where every index fits, see the description)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
