@@ -120,9 +120,14 @@ int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
     count *= d;
   int64_t channels = space.size() >= 2 ? std::max<int64_t>(space[1], 1) : 1;
   int64_t perChannel = count / channels;
-  constexpr int64_t kTargetBlocks = 1056; // 8 per SM of an H200
+  // 16 blocks per SM of an H200, each summing at least 8192 elements:
+  // more splits help the large reductions (56x56, 112x112), but below
+  // 8192 elements per block the zeroing and the atomic adds cost more
+  // than they save (bench/NOTES.md, 2026-12-03).
+  constexpr int64_t kTargetBlocks = 2112;
+  constexpr int64_t kMinPerBlock = 8192;
   int64_t splits = (kTargetBlocks + channels - 1) / channels;
-  return std::max<int64_t>(1, std::min(splits, perChannel / 8192));
+  return std::max<int64_t>(1, std::min(splits, perChannel / kMinPerBlock));
 }
 
 /// Whether `use` reads its argument at the element being computed.
