@@ -616,15 +616,6 @@ struct FluidGenerateGpuKernelsPass
       Block scratch;
       auto fusion = cast<FusionOp>(launch.buildTensorOp(scratch));
       llvm::scope_exit destroy([&] { fusion->destroy(); });
-      auto fits = [&](Type type) {
-        return cast<ShapedType>(type).getNumElements() <= kIndex32Limit;
-      };
-      int64_t count = 1;
-      for (int64_t d : fusion.getIterationShape())
-        count *= d;
-      bool narrow = indexBitwidth == 32 && count <= kIndex32Limit &&
-                    llvm::all_of(fusion.getInputs().getTypes(), fits) &&
-                    llvm::all_of(fusion.getResultTypes(), fits);
       std::string text;
       llvm::raw_string_ostream os(text);
       fusion->print(os, OpPrintingFlags().printGenericOpForm());
@@ -632,6 +623,15 @@ struct FluidGenerateGpuKernelsPass
           byText.try_emplace(text, "fused_" + std::to_string(byText.size()));
       if (inserted) {
         b.setLoc(launch.getLoc());
+        auto fits = [&](Type type) {
+          return cast<ShapedType>(type).getNumElements() <= kIndex32Limit;
+        };
+        int64_t count = 1;
+        for (int64_t d : fusion.getIterationShape())
+          count *= d;
+        bool narrow = indexBitwidth == 32 && count <= kIndex32Limit &&
+                      llvm::all_of(fusion.getInputs().getTypes(), fits) &&
+                      llvm::all_of(fusion.getResultTypes(), fits);
         int64_t width = fusedVectorWidth(fusion);
         if (failed(KernelBuilder(fusion, 1, narrow).build(b, it->second)))
           return signalPassFailure();

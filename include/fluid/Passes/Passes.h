@@ -67,8 +67,8 @@ void registerGpuCodegenDialects(DialectRegistry &registry);
 
 /// --fluid-lower-gpu-kernels: gpu.module -> NVVM -> PTX for sm_90 (a
 /// gpu.binary holding PTX text), with libdevice from `toolkitPath` (the
-/// CUDA toolkit; empty: MLIR's default search). The index width is the
-/// gpu.module's data layout's (64 bits without one).
+/// CUDA toolkit; empty: MLIR's default search). The index is 64-bit; the
+/// kernels themselves divide in 32 bits where their indices allow.
 void buildGpuLoweringPipeline(OpPassManager &pm, StringRef toolkitPath);
 
 /// Where the CUDA toolkit is for libdevice: $CUDA_HOME, else

@@ -60,8 +60,8 @@ bool fusedOutputMayOverwrite(FusionOp fusion, unsigned output, unsigned input);
 
 /// The blocks per channel of a region with sums (its generated kernel runs
 /// channels * splits blocks of kReductionThreads threads): enough blocks to
-/// fill an H200 (16 per SM), at least 8192 elements per block. With one split each
-/// block stores its channel's sums; with more they add them atomically
+/// fill an H200 (16 per SM), at least 8192 elements per block. With one split
+/// each block stores its channel's sums; with more they add them atomically
 /// into outputs the caller zeroed.
 int64_t fusedReductionSplits(FusionOp fusion);
 constexpr int64_t kReductionThreads = 256;
