@@ -133,9 +133,6 @@ private:
   /// elementwise outputs, and appends each sum's contribution to `sums`.
   LogicalResult body(ImplicitLocOpBuilder &b, SmallVectorImpl<Value> &sums);
   void laneElements(ImplicitLocOpBuilder &b, Value first);
-  /// Loads every input the body reads at the lanes of `elements`, so that
-  /// body() finds them in `loads`.
-  void preload(ImplicitLocOpBuilder &b);
   using Lanes = SmallVector<Value, 4>;
   Value constantIndex(ImplicitLocOpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, v);
@@ -405,17 +402,6 @@ LogicalResult KernelBuilder::body(ImplicitLocOpBuilder &b,
   return success();
 }
 
-void KernelBuilder::preload(ImplicitLocOpBuilder &b) {
-  Block &block = fusion.getBodyBlock();
-  for (Operation &op : block) {
-    if (isFusibleView(&op))
-      continue;
-    for (OpOperand &use : op.getOpOperands())
-      if (viewedArgument(use.get()))
-        (void)operand(b, use);
-  }
-}
-
 void KernelBuilder::laneElements(ImplicitLocOpBuilder &b, Value first) {
   elements.push_back(first);
   for (int64_t l = 1; l < width; ++l)
@@ -502,101 +488,41 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
   Value start = arith::AddIOp::create(
       b, arith::MulIOp::create(b, split, constantIndex(b, kReductionThreads)),
       thread);
-  int64_t stride = splits * kReductionThreads;
-  int64_t limit = perChannel / width;
-  // element = (j / inner) * channels * inner + channel * inner + j % inner
-  auto elementAt = [&](Value j) -> Value {
+  Value step = constantIndex(b, splits * kReductionThreads);
+  SmallVector<Value> zeros;
+  for (size_t r = 0; r < reductions.size(); ++r)
+    zeros.push_back(
+        arith::ConstantOp::create(b, element, b.getFloatAttr(element, 0)));
+  auto loop = scf::ForOp::create(b, start, constantIndex(b, perChannel / width),
+                                 step, zeros);
+  {
+    OpBuilder::InsertionGuard inLoop(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
     if (width > 1)
       j = arith::MulIOp::create(b, j, constantIndex(b, width));
+    // element = (j / inner) * channels * inner + channel * inner + j % inner
     Value n = divide(b, j, inner);
     Value within = remainder(b, j, inner);
-    return arith::AddIOp::create(
+    Value first = arith::AddIOp::create(
         b,
         arith::AddIOp::create(
             b, arith::MulIOp::create(b, n, constantIndex(b, channels * inner)),
             arith::MulIOp::create(b, channel, constantIndex(b, inner))),
         within);
-  };
-  // The steps j of one loop iteration: every input of all of them is
-  // loaded before any of them computes or stores, so that a thread keeps
-  // that many loads in flight; the sums are added in step order.
-  auto steps = [&](ArrayRef<Value> js,
-                   ValueRange accumulators) -> FailureOr<SmallVector<Value>> {
-    SmallVector<std::pair<Lanes, decltype(loads)>> loaded;
-    for (Value j : js) {
-      elements.clear();
-      loads.clear();
-      laneElements(b, elementAt(j));
-      preload(b);
-      loaded.emplace_back(elements, std::move(loads));
-    }
-    SmallVector<Value> totals(accumulators.begin(), accumulators.end());
-    for (auto &[lanes, cached] : loaded) {
-      elements = lanes;
-      loads = std::move(cached);
-      values.clear();
-      SmallVector<Value> sums;
-      if (failed(body(b, sums)))
-        return failure();
-      for (auto [total, sum] : llvm::zip(totals, sums))
-        total = arith::AddFOp::create(b, total, sum);
-    }
-    return totals;
-  };
-  auto finish = [&](scf::ForOp loop, ArrayRef<Value> next) {
+    laneElements(b, first);
+    SmallVector<Value> sums;
+    if (failed(body(b, sums)))
+      return failure();
+    SmallVector<Value> next;
+    for (auto [acc, sum] : llvm::zip(loop.getRegionIterArgs(), sums))
+      next.push_back(arith::AddFOp::create(b, acc, sum));
     Block *loopBody = loop.getBody();
     if (!loopBody->empty() &&
         loopBody->back().hasTrait<::mlir::OpTrait::IsTerminator>())
       loopBody->back().erase();
     b.setInsertionPointToEnd(loopBody);
     scf::YieldOp::create(b, next);
-  };
-  SmallVector<Value> partials;
-  for (size_t r = 0; r < reductions.size(); ++r)
-    partials.push_back(
-        arith::ConstantOp::create(b, element, b.getFloatAttr(element, 0)));
-  // The unrolled loop takes `unroll` steps while all of them are in range
-  // (it carries the next step's j as its last value); the remainder loop
-  // takes the last steps one at a time.
-  Value rest = start;
-  int64_t unroll = fusedReductionUnroll(fusion);
-  if (unroll > 1) {
-    SmallVector<Value> init(partials);
-    init.push_back(start);
-    int64_t upper = std::max<int64_t>(0, limit - (unroll - 1) * stride);
-    auto loop = scf::ForOp::create(b, start, constantIndex(b, upper),
-                                   constantIndex(b, unroll * stride), init);
-    {
-      OpBuilder::InsertionGuard inLoop(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value j = loop.getInductionVar();
-      SmallVector<Value> js;
-      for (int64_t u = 0; u < unroll; ++u)
-        js.push_back(
-            u == 0 ? j
-                   : arith::AddIOp::create(b, j, constantIndex(b, u * stride)));
-      FailureOr<SmallVector<Value>> next =
-          steps(js, loop.getRegionIterArgs().drop_back());
-      if (failed(next))
-        return failure();
-      next->push_back(
-          arith::AddIOp::create(b, j, constantIndex(b, unroll * stride)));
-      finish(loop, *next);
-    }
-    partials.assign(loop.getResults().begin(),
-                    std::prev(loop.getResults().end()));
-    rest = loop.getResults().back();
-  }
-  auto loop = scf::ForOp::create(b, rest, constantIndex(b, limit),
-                                 constantIndex(b, stride), partials);
-  {
-    OpBuilder::InsertionGuard inLoop(b);
-    b.setInsertionPointToStart(loop.getBody());
-    FailureOr<SmallVector<Value>> next =
-        steps({loop.getInductionVar()}, loop.getRegionIterArgs());
-    if (failed(next))
-      return failure();
-    finish(loop, *next);
   }
   // The block's sum: a tree in workgroup memory.
   for (auto [r, partial] : llvm::enumerate(loop.getResults())) {

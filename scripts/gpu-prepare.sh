@@ -41,12 +41,10 @@ lenet="optimizer=momentum lr=0.05 momentum=0.9 weight-decay=5e-4 schedule=cosine
 compile "$programs/lenet5-cuda" cuda "$lenet" lenet5 --batch 64
 compile "$programs/lenet5-cpu" cpu "$lenet" lenet5 --batch 64
 resnet18="optimizer=momentum lr=0.1 momentum=0.9"
-# (Batch 6 at 72x72: per-channel sums of 7,776 elements in the stem, so the
-# generated reductions take both their unrolled and their remainder loop.)
-compile "$programs/resnet18-cuda" cuda "$resnet18" resnet18 --batch 6 \
-  --image-size 72 --classes 10
-compile "$programs/resnet18-cpu" cpu "$resnet18" resnet18 --batch 6 \
-  --image-size 72 --classes 10
+compile "$programs/resnet18-cuda" cuda "$resnet18" resnet18 --batch 4 \
+  --image-size 64 --classes 10
+compile "$programs/resnet18-cpu" cpu "$resnet18" resnet18 --batch 4 \
+  --image-size 64 --classes 10
 # The generated kernels against the library ones (test/Runtime/compiled-gpu.py):
 # ResNet-18 without batch norm's expansion and without fusion, and a model of
 # every fusible op with gradients (test/Runtime/Inputs/fusion-ops.mlir; its

@@ -130,13 +130,6 @@ int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
   return std::max<int64_t>(1, std::min(splits, perChannel / kMinPerBlock));
 }
 
-int64_t mlir::fluid::fusedReductionUnroll(FusionOp) {
-  // Four steps: a thread then keeps four loads of each input in flight,
-  // where the small reductions (14x14 and 7x7 planes, one split a channel)
-  // waited for one load at a time (bench/NOTES.md, 2026-12-03, session 9).
-  return 4;
-}
-
 /// Whether `use` reads its argument at the element being computed.
 static bool isElementAccess(FusionOp fusion, OpOperand &use) {
   return fusedAccessStrides(fusion, use) ==

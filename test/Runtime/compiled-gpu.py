@@ -5,7 +5,7 @@ Runs on the GPU machine (scripts/gpu-run.sh), over the programs that
 scripts/gpu-prepare.sh compiled on the build machine into
 build/gpu-programs:
 
-1. A ResNet-18 training step (batch 6, 72x72, 10 classes, momentum SGD):
+1. A ResNet-18 training step (batch 4, 64x64, 10 classes, momentum SGD):
    the cuda executable with TF32 off against the cpu executable, same
    seed and data. After one step the momentum buffers hold the gradients
    (the first momentum step stores the gradient itself) and the batch-norm
@@ -21,7 +21,7 @@ build/gpu-programs:
    and checkpoints within 1e-5.
 2. A second ResNet-18 step (lr 0.01) replayed from a CUDA graph: its loss
    within 1e-3 of the cpu's (TF32 off) or 5e-3 (TF32 on). Its gradients
-   are not compared: with 54 values per channel in layer4's batch norms
+   are not compared: with 16 values per channel in layer4's batch norms
    the problem is ill-conditioned after the first update (bench/NOTES.md).
 3. LeNet-5, 40 steps on Fashion-MNIST, 39 of them replayed from CUDA
    graphs, TF32 off, against the cpu executable: every loss within 1e-3
@@ -168,7 +168,7 @@ def main():
             "fusion-ops, generated kernels vs the runtime's cuda kernels")
 
     # 2. A second ResNet-18 step, replayed from a CUDA graph: its loss.
-    # (Its gradients are not compared: layer4's batch norms normalize 54
+    # (Its gradients are not compared: layer4's batch norms normalize 16
     # values per channel here, some nearly constant, so the 1e-5
     # differences of the first step's update change the second step's
     # normalized values and gradients by up to tens of percent, between two

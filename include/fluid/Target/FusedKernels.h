@@ -64,10 +64,6 @@ bool fusedOutputMayOverwrite(FusionOp fusion, unsigned output, unsigned input);
 /// each block stores its channel's sums; with more they add them atomically
 /// into outputs the caller zeroed.
 int64_t fusedReductionSplits(FusionOp fusion);
-
-/// How many steps of a reduction kernel's loop one iteration takes (their
-/// loads issued together).
-int64_t fusedReductionUnroll(FusionOp fusion);
 constexpr int64_t kReductionThreads = 256;
 
 /// The gpu.module that holds the generated kernels, and the suffix of a
