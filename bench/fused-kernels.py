@@ -62,10 +62,20 @@ def parse(path):
                            r"\{([^}]*)\};", run))
     launches = []
     zeroed = []
+    counters = []
     for line in run.splitlines():
         z = re.search(r"fluid_cuda_memset_zero\(context, (\w+)\.data", line)
         if z:
             zeroed.append(z.group(1))
+        # The counters (zero before and after each launch) and partial sums
+        # through which a reduction's blocks combine their sums.
+        c = re.search(r"fluid_cuda_sum_scratch\(context, (\d+), (\d+), "
+                      r"(FLUID_\w+), &(\w+), &(\w+)\)", line)
+        if c:
+            shapes[c.group(4)] = (np.int32, (int(c.group(1)),))
+            shapes[c.group(5)] = (DTYPES.get(c.group(3), np.float32),
+                                  (int(c.group(2)),))
+            counters.append(c.group(4))
         g = re.search(r'launchGenerated\(context, "(\w+)", (?:"(\w+)"|nullptr), '
                       r"(\d+), (\d+), (fusedArgs\d+), (\d+), \"([01]*)\"\)", line)
         if not g:
@@ -76,8 +86,11 @@ def parse(path):
                          "vector_blocks": int(g.group(4)),
                          "tensors": [shapes[n] for n in names],
                          "zero": [names.index(n) for n in zeroed if n in names],
+                         "counters": [names.index(n) for n in counters
+                                      if n in names],
                          "mask": g.group(7)})
         zeroed = []
+        counters = []
     return ptx, launches
 
 
@@ -140,8 +153,9 @@ def main():
         for (kernel, _), (launch, count) in seen.items():
             tensors = [fluidcuda.DeviceTensor(context, shape, dtype)
                        for dtype, shape in launch["tensors"]]
-            for t_ in tensors:
-                ones = np.ones(t_.shape, t_.dtype)
+            for k, t_ in enumerate(tensors):
+                ones = (np.zeros if k in launch["counters"] else np.ones)(
+                    t_.shape, t_.dtype)
                 context.check(lib.fluid_cuda_copy_to_device(
                     context.handle, t_.pointer, ones.ctypes.data, t_.nbytes))
             descs = (ctypes.c_void_p * len(tensors))(

@@ -419,8 +419,6 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
     arguments.push_back(flat(type));
   for (Type type : fusion.getResultTypes())
     arguments.push_back(flat(type));
-  auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(arguments, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   bool reduces = fusion.hasReductions();
   SmallVector<Operation *> reductions;
   for (Operation &op : fusion.getBodyBlock().without_terminator())
@@ -433,6 +431,18 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
   if (reduces)
     element = cast<ShapedType>(reductions[0]->getResult(0).getType())
                   .getElementType();
+  // Several blocks per channel: a counter per channel and a partial sum
+  // per block and reduction (fluid_cuda_sum_scratch).
+  int64_t splits = reduces ? fusedReductionSplits(fusion) : 1;
+  if (splits > 1) {
+    int64_t channels = fusion.getIterationShape()[1];
+    arguments.push_back(MemRefType::get({channels}, b.getI32Type()));
+    arguments.push_back(MemRefType::get(
+        {channels * splits * static_cast<int64_t>(reductions.size())},
+        element));
+  }
+  auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(arguments, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   Value scratch;
   if (reduces)
     scratch = func.addWorkgroupAttribution(
@@ -473,16 +483,18 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
 
   // Per-channel sums: block k handles channel k / splits, the elements
   // (n, hw) of that channel from split k % splits on, `width` contiguous
-  // ones (in one row) per step; each thread sums its steps, the block sums
-  // its threads in workgroup memory, and thread 0 adds the block's sum to
-  // the output (zeroed by the caller when there are several splits) or
-  // stores it.
+  // ones (in one row) per step; each thread sums its steps and the block
+  // sums its threads in workgroup memory. With one split thread 0 stores
+  // the block's sum. With several it stores it among the partial sums and
+  // counts the block done on the channel's counter; the block that counts
+  // last sums the channel's partials, in split order by a fixed tree, stores
+  // the result and sets the counter back to zero. No atomic adds of
+  // floating-point values: the sums are the same from run to run.
   int64_t channels = space[1];
   int64_t inner = 1; // H * W
   for (size_t d = 2; d < space.size(); ++d)
     inner *= space[d];
   int64_t perChannel = count / channels;
-  int64_t splits = fusedReductionSplits(fusion);
   Value channel = divide(b, block, splits);
   Value split = remainder(b, block, splits);
   Value start = arith::AddIOp::create(
@@ -532,48 +544,147 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
     memref::StoreOp::create(b, partial, scratch, at);
   }
   gpu::BarrierOp::create(b);
-  for (int64_t half = kReductionThreads / 2; half >= 1; half /= 2) {
-    Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, thread,
-                                         constantIndex(b, half));
-    auto when = scf::IfOp::create(b, active, /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard inIf(b);
-      b.setInsertionPointToStart(when.thenBlock());
-      for (size_t r = 0; r < reductions.size(); ++r) {
-        Value base =
-            constantIndex(b, static_cast<int64_t>(r) * kReductionThreads);
-        Value mine = arith::AddIOp::create(b, thread, base);
-        Value other = arith::AddIOp::create(b, mine, constantIndex(b, half));
-        Value sum =
-            arith::AddFOp::create(b, memref::LoadOp::create(b, scratch, mine),
-                                  memref::LoadOp::create(b, scratch, other));
-        memref::StoreOp::create(b, sum, scratch, mine);
+  auto isThread = [&](int64_t t) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, thread,
+                                 constantIndex(b, t));
+  };
+  // A tree over the first `size` (a power of two) of each reduction's
+  // kReductionThreads values in workgroup memory, the total left at the
+  // front.
+  int64_t numReductions = static_cast<int64_t>(reductions.size());
+  auto blockTree = [&](int64_t size) {
+    for (int64_t half = size / 2; half >= 1; half /= 2) {
+      Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, thread,
+                                           constantIndex(b, half));
+      auto when = scf::IfOp::create(b, active, /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard inIf(b);
+        b.setInsertionPointToStart(when.thenBlock());
+        for (int64_t r = 0; r < numReductions; ++r) {
+          Value base = constantIndex(b, r * kReductionThreads);
+          Value mine = arith::AddIOp::create(b, thread, base);
+          Value other = arith::AddIOp::create(b, mine, constantIndex(b, half));
+          Value sum =
+              arith::AddFOp::create(b, memref::LoadOp::create(b, scratch, mine),
+                                    memref::LoadOp::create(b, scratch, other));
+          memref::StoreOp::create(b, sum, scratch, mine);
+        }
       }
+      gpu::BarrierOp::create(b);
     }
-    gpu::BarrierOp::create(b);
-  }
-  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, thread,
-                                      constantIndex(b, 0));
-  auto when = scf::IfOp::create(b, first, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard inIf(b);
-    b.setInsertionPointToStart(when.thenBlock());
+  };
+  auto total = [&](int64_t r) {
+    return memref::LoadOp::create(b, scratch,
+                                  constantIndex(b, r * kReductionThreads));
+  };
+  // Thread 0 stores every total into its output.
+  auto storeTotals = [&] {
     unsigned outputBase = fusion.getInputs().size();
     for (auto [k, use] : llvm::enumerate(fusion.getYield()->getOpOperands())) {
       Operation *producer = use.get().getDefiningOp();
       auto it = llvm::find(reductions, producer);
       if (!producer || it == reductions.end())
         continue;
-      int64_t r = it - reductions.begin();
-      Value total = memref::LoadOp::create(
-          b, scratch, constantIndex(b, r * kReductionThreads));
-      Value out = buffers[outputBase + k];
-      if (splits == 1)
-        memref::StoreOp::create(b, total, out, channel);
-      else
-        memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, total, out,
-                                    channel);
+      memref::StoreOp::create(b, total(it - reductions.begin()),
+                              buffers[outputBase + k], channel);
     }
+  };
+  blockTree(kReductionThreads);
+  if (splits == 1) {
+    {
+      auto when = scf::IfOp::create(b, isThread(0), /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard inIf(b);
+      b.setInsertionPointToStart(when.thenBlock());
+      storeTotals();
+    }
+    gpu::ReturnOp::create(b);
+    return success();
+  }
+  // The last two operands (the workgroup attribution follows them).
+  Value counters = buffers[buffers.size() - 2];
+  Value partials = buffers.back();
+  Value zeroElement =
+      arith::ConstantOp::create(b, element, b.getFloatAttr(element, 0));
+  {
+    auto when = scf::IfOp::create(b, isThread(0), /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inIf(b);
+    b.setInsertionPointToStart(when.thenBlock());
+    Value mine =
+        arith::MulIOp::create(b, block, constantIndex(b, numReductions));
+    for (int64_t r = 0; r < numReductions; ++r)
+      memref::StoreOp::create(
+          b, total(r), partials,
+          ValueRange{arith::AddIOp::create(b, mine, constantIndex(b, r))});
+    // The partials reach the device before the count does.
+    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+    Value one = arith::ConstantOp::create(b, b.getI32IntegerAttr(1));
+    Value before = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                               one, counters, channel);
+    Value last = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, before,
+        arith::ConstantOp::create(b, b.getI32IntegerAttr(splits - 1)));
+    Value flag = arith::SelectOp::create(
+        b, last,
+        arith::ConstantOp::create(b, element, b.getFloatAttr(element, 1)),
+        zeroElement);
+    memref::StoreOp::create(b, flag, scratch, constantIndex(b, 0));
+  }
+  gpu::BarrierOp::create(b);
+  Value flag = memref::LoadOp::create(b, scratch, constantIndex(b, 0));
+  gpu::BarrierOp::create(b);
+  Value isLast =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, flag, zeroElement);
+  // Uniform across the block: the barriers of the tree are safe inside.
+  auto whenLast = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard inIf(b);
+    b.setInsertionPointToStart(whenLast.thenBlock());
+    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+    // Read at the device's level (an atomic add of -0, which changes no
+    // value): another SM wrote them, and this SM's cache may hold stale
+    // lines of a neighbouring channel's partials.
+    Value negativeZero =
+        arith::ConstantOp::create(b, element, b.getFloatAttr(element, -0.0));
+    Value firstPartial = arith::MulIOp::create(
+        b, channel, constantIndex(b, splits * numReductions));
+    for (int64_t r = 0; r < numReductions; ++r) {
+      auto sum = scf::ForOp::create(b, thread, constantIndex(b, splits),
+                                    constantIndex(b, kReductionThreads),
+                                    ValueRange{zeroElement});
+      {
+        OpBuilder::InsertionGuard inLoop(b);
+        b.setInsertionPointToStart(sum.getBody());
+        Value at = arith::AddIOp::create(
+            b, firstPartial,
+            arith::AddIOp::create(
+                b,
+                arith::MulIOp::create(b, sum.getInductionVar(),
+                                      constantIndex(b, numReductions)),
+                constantIndex(b, r)));
+        Value partial = memref::AtomicRMWOp::create(
+            b, arith::AtomicRMWKind::addf, negativeZero, partials, at);
+        Block *loopBody = sum.getBody();
+        if (!loopBody->empty() &&
+            loopBody->back().hasTrait<::mlir::OpTrait::IsTerminator>())
+          loopBody->back().erase();
+        b.setInsertionPointToEnd(loopBody);
+        scf::YieldOp::create(b, ValueRange{arith::AddFOp::create(
+                                    b, sum.getRegionIterArgs()[0], partial)});
+      }
+      memref::StoreOp::create(
+          b, sum.getResult(0), scratch,
+          ValueRange{arith::AddIOp::create(
+              b, thread, constantIndex(b, r * kReductionThreads))});
+    }
+    gpu::BarrierOp::create(b);
+    blockTree(std::min<int64_t>(llvm::PowerOf2Ceil(splits), kReductionThreads));
+    auto when = scf::IfOp::create(b, isThread(0), /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inThread(b);
+    b.setInsertionPointToStart(when.thenBlock());
+    storeTotals();
+    memref::StoreOp::create(
+        b, arith::ConstantOp::create(b, b.getI32IntegerAttr(0)), counters,
+        channel);
   }
   gpu::ReturnOp::create(b);
   return success();

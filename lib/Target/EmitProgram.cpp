@@ -418,8 +418,6 @@ LogicalResult FunctionEmitter::emitFusion(fluid_rt::LaunchOp launch,
                 "--fluid-lower-gpu-kernels first";
     SmallVector<std::string> all(inputs);
     all.append(outputs.begin(), outputs.end());
-    std::string args = "fusedArgs" + index;
-    line("  const fluid_tensor *const " + args + "[] = {" + list(all) + "};");
     int64_t count =
         cast<RankedTensorType>(fusion.getResult(0).getType()).getNumElements();
     int64_t width = fusedVectorWidth(fusion);
@@ -436,21 +434,33 @@ LogicalResult FunctionEmitter::emitFusion(fluid_rt::LaunchOp launch,
             vectorBlocks = blocksFor(count / width);
     if (fusion.hasReductions()) {
       int64_t splits = fusedReductionSplits(fusion);
-      scalarBlocks = vectorBlocks = fusion.getIterationShape()[1] * splits;
-      // Several blocks per channel add their sums into zeroed outputs.
-      if (splits > 1)
-        for (auto [k, value] : llvm::enumerate(fusion.getYield().getValues()))
-          if (Operation *producer = value.getDefiningOp();
-              producer && isFusibleReduction(producer))
-            line("  FLUID_CHECK(fluid_cuda_memset_zero(context, " +
-                 StringRef(outputs[k]).drop_front().str() + ".data, " +
-                 std::to_string(
-                     cast<RankedTensorType>(value.getType()).getNumElements() *
-                     (cast<RankedTensorType>(value.getType())
-                          .getElementTypeBitWidth() /
-                      8)) +
-                 "));");
+      int64_t channels = fusion.getIterationShape()[1];
+      scalarBlocks = vectorBlocks = channels * splits;
+      // Several blocks per channel combine their sums through the
+      // context's counters and partial sums (the kernel's last two
+      // operands).
+      if (splits > 1) {
+        int64_t reductions = 0;
+        Type element;
+        for (Operation &op : fusion.getBodyBlock().without_terminator())
+          if (isFusibleReduction(&op) && !reductions++)
+            element =
+                cast<ShapedType>(op.getResult(0).getType()).getElementType();
+        std::string counters = "sumCounters" + index,
+                    partials = "sumPartials" + index;
+        line("  fluid_tensor " + counters + ", " + partials + ";");
+        line("  FLUID_CHECK(fluid_cuda_sum_scratch(context, " +
+             std::to_string(channels) + ", " +
+             std::to_string(channels * splits * reductions) + ", " +
+             (element.isF64() ? "FLUID_F64" : "FLUID_F32") + ", &" + counters +
+             ", &" + partials + "));");
+        all.push_back("&" + counters);
+        all.push_back("&" + partials);
+        mask += "00";
+      }
     }
+    std::string args = "fusedArgs" + index;
+    line("  const fluid_tensor *const " + args + "[] = {" + list(all) + "};");
     addLaunch(launch,
               fusion.hasReductions() ? "fused_sums" : "fused_elementwise",
               "launchGenerated(context, " + quoted(name) + ", " +

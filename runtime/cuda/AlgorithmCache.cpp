@@ -23,7 +23,8 @@ using namespace fluid::rt::cuda;
 namespace {
 
 /// The first token of the file; a new format gets a new version.
-constexpr const char *kFormat = "fluid-conv-algorithm-cache-v2";
+/// v3: deterministic algorithms are preferred.
+constexpr const char *kFormat = "fluid-conv-algorithm-cache-v3";
 
 void warn(const std::string &message) {
   std::fprintf(stderr, "fluid: warning: %s\n", message.c_str());

@@ -52,6 +52,7 @@
 #include "fluid/runtime/CudaRuntime.h"
 #include "fluid/runtime/Error.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -125,6 +126,11 @@ public:
 
   void *data() const { return data_; }
   size_t bytes() const { return bytes_; }
+
+  void swap(DeviceBuffer &other) {
+    std::swap(data_, other.data_);
+    std::swap(bytes_, other.bytes_);
+  }
 
   /// Frees the buffer.
   void release() {
@@ -354,6 +360,11 @@ struct fluid_cuda_context {
       deviceTables;
   DeviceBuffer sitelessTable;
   std::vector<std::unique_ptr<DeviceBuffer>> capturedTables;
+  // fluid_cuda_sum_scratch: the counters (kept zero between kernels) and
+  // the partial sums, and the buffers they replaced, which graphs may hold.
+  DeviceBuffer sumCounters;
+  DeviceBuffer sumPartials;
+  std::vector<std::unique_ptr<DeviceBuffer>> retiredSumScratch;
   // Both kinds of allocation.
   int64_t allocatedBytes = 0;
   int64_t peakAllocatedBytes = 0;
@@ -858,6 +869,61 @@ extern "C" fluid_status fluid_cuda_memset_zero(fluid_cuda_context *context,
       return;
     FLUID_CUDA_CHECK(cudaMemsetAsync(device, 0, static_cast<size_t>(bytes),
                                      context->stream.get()));
+  });
+}
+
+extern "C" fluid_status
+fluid_cuda_sum_scratch(fluid_cuda_context *context, int64_t counterCount,
+                       int64_t partialCount, int32_t dtype,
+                       fluid_tensor *counters, fluid_tensor *partials) {
+  return guard("fluid_cuda_sum_scratch", [&] {
+    requireContext(context);
+    if (!counters || !partials)
+      fail("counters and partials must not be null");
+    if (dtype != FLUID_F32 && dtype != FLUID_F64)
+      fail("the partial sums' dtype must be f32 or f64, got " +
+           std::to_string(dtype));
+    constexpr int64_t kMaxCount = int64_t(1) << 40;
+    if (counterCount < 1 || counterCount > kMaxCount || partialCount < 1 ||
+        partialCount > kMaxCount)
+      fail("counter_count and partial_count must be in [1, 2^40], got " +
+           std::to_string(counterCount) + " and " +
+           std::to_string(partialCount));
+    cudaStream_t stream = context->stream.get();
+    auto grow = [&](DeviceBuffer &buffer, size_t bytes, const char *what,
+                    bool zero) {
+      if (bytes <= buffer.bytes())
+        return;
+      const CaptureState capture = captureStateOf(stream);
+      if (capture.active)
+        fail(std::string("needs ") + std::to_string(bytes) + " bytes of " +
+             what + ", more than the " + std::to_string(buffer.bytes()) +
+             " held, " + captureText(capture) +
+             " (run the step once outside capture first)");
+      // Kernels enqueued earlier, and graphs, may still use the old one.
+      auto retired = std::make_unique<DeviceBuffer>();
+      retired->swap(buffer);
+      context->retiredSumScratch.push_back(std::move(retired));
+      buffer.reallocate(std::max<size_t>(bytes, 256), what);
+      if (zero)
+        FLUID_CUDA_CHECK(
+            cudaMemsetAsync(buffer.data(), 0, buffer.bytes(), stream));
+    };
+    grow(context->sumCounters, static_cast<size_t>(counterCount) * 4,
+         "reduction counters", /*zero=*/true);
+    grow(context->sumPartials,
+         static_cast<size_t>(partialCount * fluid_dtype_size(dtype)),
+         "partial sums", /*zero=*/false);
+    *counters = {};
+    counters->data = context->sumCounters.data();
+    counters->dtype = FLUID_I32;
+    counters->rank = 1;
+    counters->shape[0] = counterCount;
+    *partials = {};
+    partials->data = context->sumPartials.data();
+    partials->dtype = dtype;
+    partials->rank = 1;
+    partials->shape[0] = partialCount;
   });
 }
 

@@ -306,9 +306,12 @@ private:
 
 /// Times every algorithm with cudnnFind*Ex on the call's own operands and
 /// returns the fastest usable one whose workspace is at most `limit`
-/// (none: any). With FMA math requested (f32 without TF32) a tensor-core
-/// result is not usable, and the choice runs with FMA math whatever cuDNN
-/// reported.
+/// (none: any), preferring deterministic algorithms (those that add with
+/// atomics give results that differ from run to run, which training then
+/// amplifies) to any other: one of those only where no deterministic one
+/// fits the limit. With FMA math requested (f32 without TF32) a
+/// tensor-core result is not usable, and the choice runs with FMA math
+/// whatever cuDNN reported.
 template <typename Pass>
 ConvAlgoChoice search(cudnnHandle_t h, ConvOperands &ops,
                       const ConvAlgoKey &key, std::optional<size_t> limit) {
@@ -333,27 +336,32 @@ ConvAlgoChoice search(cudnnHandle_t h, ConvOperands &ops,
     Pass::find(h, ops, static_cast<int>(perf.size()), &returned, perf.data(),
                scratch.data(), scratch.bytes());
   }
-  for (int i = 0; i < returned; ++i) {
-    const typename Pass::Perf &p = perf[i];
-    if (p.status != CUDNN_STATUS_SUCCESS)
-      continue;
-    const bool fmaOnly = key.mathType == CUDNN_FMA_MATH;
-    if (fmaOnly && p.mathType != CUDNN_FMA_MATH &&
-        p.mathType != CUDNN_DEFAULT_MATH)
-      continue;
-    ConvAlgoChoice choice;
-    choice.algorithm = static_cast<int>(p.algo);
-    choice.mathType = fmaOnly ? CUDNN_FMA_MATH : p.mathType;
-    ops.setMathType(choice.mathType);
-    size_t bytes = 0;
-    if (Pass::workspaceSize(h, ops, choice.algorithm, &bytes) !=
-            CUDNN_STATUS_SUCCESS ||
-        (limit && bytes > *limit))
-      continue;
-    choice.workspaceBytes = bytes;
-    if (leftOut)
-      choice.searchLimit = limit;
-    return choice;
+  // Deterministic algorithms first; one that adds atomically only where
+  // none fits the workspace limit.
+  for (bool deterministicOnly : {true, false}) {
+    for (int i = 0; i < returned; ++i) {
+      const typename Pass::Perf &p = perf[i];
+      if (p.status != CUDNN_STATUS_SUCCESS ||
+          (deterministicOnly && p.determinism != CUDNN_DETERMINISTIC))
+        continue;
+      const bool fmaOnly = key.mathType == CUDNN_FMA_MATH;
+      if (fmaOnly && p.mathType != CUDNN_FMA_MATH &&
+          p.mathType != CUDNN_DEFAULT_MATH)
+        continue;
+      ConvAlgoChoice choice;
+      choice.algorithm = static_cast<int>(p.algo);
+      choice.mathType = fmaOnly ? CUDNN_FMA_MATH : p.mathType;
+      ops.setMathType(choice.mathType);
+      size_t bytes = 0;
+      if (Pass::workspaceSize(h, ops, choice.algorithm, &bytes) !=
+              CUDNN_STATUS_SUCCESS ||
+          (limit && bytes > *limit))
+        continue;
+      choice.workspaceBytes = bytes;
+      if (leftOut)
+        choice.searchLimit = limit;
+      return choice;
+    }
   }
   throw Error(
       FLUID_ERROR_UNSUPPORTED,

@@ -36,11 +36,30 @@
 // CHECK-NOT: memref.load
 // CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<8192xf32>, vector<4xf32>
 // A region with per-channel sums: blocks of 256 threads per channel and
-// split, partial sums in workgroup memory, added atomically across splits.
-// CHECK: gpu.func @fused_1(%{{.*}}: memref<262144xf32>, %{{.*}}: memref<262144xf32>, %{{.*}}: memref<4xf32>) workgroup(%[[W:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel {
+// split (8 splits of 4 channels), each block's sum by a tree in workgroup
+// memory, stored among the partial sums; the channel's counter counts the
+// blocks done, and the last one sums the 8 partials (read at the device's
+// level) by a tree of its own, stores the channel's sum and zeroes the
+// counter. No floating-point value is added atomically into an output.
+// CHECK: gpu.func @fused_1(%{{.*}}: memref<262144xf32>, %{{.*}}: memref<262144xf32>, %[[SUM:.*]]: memref<4xf32>, %[[COUNT:.*]]: memref<4xi32>, %[[PART:.*]]: memref<32xf32>) workgroup(%[[W:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel {
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: gpu.barrier
-// CHECK: memref.atomic_rmw addf
+// CHECK-NOT: memref.store %{{.*}}, %[[SUM]]
+// CHECK: memref.store %{{.*}}, %[[PART]][%{{.*}}] : memref<32xf32>
+// CHECK-NEXT: nvvm.memory.barrier <gpu>
+// CHECK: %[[BEFORE:.*]] = memref.atomic_rmw addi %{{.*}}, %[[COUNT]][%[[CH:.*]]] : (i32, memref<4xi32>) -> i32
+// CHECK: arith.cmpi eq, %[[BEFORE]], %c7_i32
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: nvvm.memory.barrier <gpu>
+// CHECK: %[[NZ:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK: scf.for %{{.*}} = %thread_id_x to %c8
+// CHECK: memref.atomic_rmw addf %[[NZ]], %[[PART]]
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[SUM]][%[[CH]]] : memref<4xf32>
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: memref.store %[[ZERO]], %[[COUNT]][%[[CH]]] : memref<4xi32>
+// CHECK: gpu.return
 // A view of an input (x[0, c, 0, 0] by three slices) is no operand of its
 // own: the kernel reads the input's buffer at ((element / 64) % 4) * 64.
 // CHECK: gpu.func @fused_2(%[[VIN:.*]]: memref<512xf32>, %{{.*}}: memref<512xf32>) kernel {
@@ -62,7 +81,9 @@
 // PTX-SAME: st.global.v4.b32
 // PTX-SAME: .entry fused_1(
 // PTX-SAME: bar.sync
-// PTX-SAME: atom.global.add.f32
+// PTX-SAME: membar.gl
+// PTX-SAME: atom.global.add.u32
+// PTX-SAME: membar.gl
 // PTX-NOT: .extern .func __nv_
 func.func @f(%a: memref<8x64x4x4xf32>, %s: memref<64xf32>, %o: memref<8x64x4x4xf32>, %p: memref<8x64x4x4xf32>,
              %x: memref<16x4x64x64xf32>, %y: memref<16x4x64x64xf32>, %sum: memref<4xf32>,

@@ -36,7 +36,7 @@ import fluidrt  # noqa: E402
 HEADERS = [os.path.join(HERE, "..", "..", "runtime", "include", "fluid",
                         "runtime", name)
            for name in ("CudaRuntime.h", "CudaKernels.h")]
-CACHE_HEADER = "fluid-conv-algorithm-cache-v2 "
+CACHE_HEADER = "fluid-conv-algorithm-cache-v3 "
 
 # Convolutions whose algorithms the cache tests store: (input shape, out
 # channels, kernel, strides, padding, dilation, groups).
@@ -243,6 +243,50 @@ def main():
                                     ["destination is null"])
             t.free()
         suite.case("copies to and from the device, memset", copies_round_trip)
+
+        def sum_scratch():
+            fn = lib.fluid_cuda_sum_scratch
+            fn.restype = ctypes.c_int32
+            fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                           ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p]
+            counters, partials = fluidrt.FluidTensor(), fluidrt.FluidTensor()
+
+            def get(n, m, dtype):
+                return fn(ctx.handle, n, m, dtype, ctypes.byref(counters),
+                          ctypes.byref(partials))
+            f32 = fluidrt.DTYPES[np.dtype(np.float32)]
+            f64 = fluidrt.DTYPES[np.dtype(np.float64)]
+            fluidcuda.expect_status(lib, get(100, 300, f32), fluidcuda.OK)
+            first = counters.data
+            assert (counters.dtype, counters.rank, counters.shape[0]) == \
+                (fluidrt.DTYPES[np.dtype(np.int32)], 1, 100)
+            assert (partials.dtype, partials.shape[0]) == (f32, 300)
+            held = np.empty(100, np.int32)
+            fluidcuda.expect_status(lib, lib.fluid_cuda_copy_to_host(
+                ctx.handle, held.ctypes.data, counters.data, 400),
+                fluidcuda.OK)
+            assert not held.any(), held
+            # Smaller requests get the same memory; a larger one new,
+            # zeroed counters.
+            fluidcuda.expect_status(lib, get(10, 20, f64), fluidcuda.OK)
+            assert counters.data == first and partials.dtype == f64
+            fluidcuda.expect_status(lib, get(5000, 10, f32), fluidcuda.OK)
+            big = np.empty(5000, np.int32)
+            fluidcuda.expect_status(lib, lib.fluid_cuda_copy_to_host(
+                ctx.handle, big.ctypes.data, counters.data, 20000),
+                fluidcuda.OK)
+            assert not big.any()
+            for args, fragment in (((0, 1, f32), "counter_count"),
+                                   ((1, -1, f32), "partial_count"),
+                                   ((1, 1, fluidrt.DTYPES[np.dtype(np.int32)]),
+                                    "must be f32 or f64")):
+                fluidcuda.expect_status(lib, get(*args),
+                                        fluidcuda.INVALID_ARGUMENT, [fragment])
+            status = fn(ctx.handle, 1, 1, f32, None, ctypes.byref(partials))
+            fluidcuda.expect_status(lib, status, fluidcuda.INVALID_ARGUMENT,
+                                    ["must not be null"])
+        suite.case("sum scratch: zeroed counters, reused, grown, bad "
+                   "arguments are errors", sum_scratch)
 
         def bad_descriptors_are_errors():
             x = ctx.upload(suite.randn(2, 4, 8, 8))

@@ -265,7 +265,8 @@ def FluidGenerateGpuKernels
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+    "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"];
   let statistics = [
     Statistic<"numKernels", "kernels", "Kernels generated (distinct regions)">,
   ];

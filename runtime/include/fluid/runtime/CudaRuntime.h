@@ -114,6 +114,22 @@ fluid_status fluid_cuda_copy_to_host(fluid_cuda_context *context, void *host,
 fluid_status fluid_cuda_memset_zero(fluid_cuda_context *context, void *device,
                                     int64_t bytes);
 
+/// Device memory through which the blocks of a generated reduction combine
+/// their sums in a fixed order, so that results are the same from run to
+/// run: on return `counters` describes `counter_count` (>= 1) 32-bit
+/// counters, all zero, which the kernel must leave zero when it ends, and
+/// `partials` `partial_count` (>= 1) elements of `dtype` (FLUID_F32 or
+/// FLUID_F64) of scratch. The context keeps one such buffer pair for every
+/// call: kernels using them must run in stream order, one at a time (as on
+/// the context's stream). It grows (outside CUDA graph capture only; a
+/// request that needs more during capture fails with a message) without
+/// freeing what graphs may have captured until the context is destroyed.
+fluid_status fluid_cuda_sum_scratch(fluid_cuda_context *context,
+                                    int64_t counter_count,
+                                    int64_t partial_count, int32_t dtype,
+                                    fluid_tensor *counters,
+                                    fluid_tensor *partials);
+
 /// Statistics for logs and benchmarks.
 typedef struct fluid_cuda_stats {
   /* The most bytes of fluid_cuda_malloc and fluid_cuda_allocate together
