@@ -19,6 +19,11 @@ queues the call (so that host time does not show), median (min-max) of
 - fluid_cuda_max_pool2d_grad, the whole call: at least 925 MB moved (read
   the input and grad_output, write grad_input; the windows' picks are
   recomputed from the input, not stored);
+- fluid_cuda_max_pool2d_with_indices: at least 540 MB moved (read the
+  input, write the output and one byte of pick per window), and
+  fluid_cuda_max_pool2d_grad_indices: at least 539 MB moved (read
+  grad_output and the picks, write grad_input), the pair that
+  --fluid-pool-indices puts in a training step instead;
 - if PyTorch is importable by TORCH_PYTHON (default
   /opt/torch/.venv/bin/python, in a separate process),
   torch.nn.functional.max_pool2d without autograd, the backward op
@@ -27,7 +32,8 @@ queues the call (so that host time does not show), median (min-max) of
   through autograd (the forward also writes the indices).
 Prints a Markdown table: bytes moved at least, time, GB/s and the
 fraction of the copy bandwidth, and checks that grad_input sums to what
-grad_output does.
+grad_output does and that the gradient from the picks is bitwise the one
+from the input.
 """
 
 import ctypes
@@ -182,6 +188,11 @@ def main():
     lib.fluid_cuda_max_pool2d_grad.restype = I32
     lib.fluid_cuda_max_pool2d_grad.argtypes = [
         VOID_P, TENSOR, TENSOR, TENSOR, ctypes.POINTER(MaxPool2dParams)]
+    for name in ("fluid_cuda_max_pool2d_with_indices",
+                 "fluid_cuda_max_pool2d_grad_indices"):
+        getattr(lib, name).restype = I32
+        getattr(lib, name).argtypes = [VOID_P, TENSOR, TENSOR, TENSOR,
+                                       ctypes.POINTER(MaxPool2dParams)]
     params = MaxPool2dParams((I64 * 2)(3, 3), (I64 * 2)(2, 2),
                              (I64 * 4)(1, 1, 1, 1), (I64 * 2)(1, 1), 0)
     rng = np.random.default_rng(0)
@@ -195,6 +206,8 @@ def main():
         g = ctx.upload(rng.standard_normal(OUT_SHAPE, np.float32))
         y = fluidcuda.DeviceTensor(ctx, OUT_SHAPE, np.float32)
         gx = fluidcuda.DeviceTensor(ctx, SHAPE, np.float32)
+        picks = fluidcuda.DeviceTensor(ctx, OUT_SHAPE, np.uint8)
+        gx_picks = fluidcuda.DeviceTensor(ctx, SHAPE, np.float32)
         handle, p = ctx.handle, ctypes.byref(params)
 
         def forward():
@@ -205,15 +218,34 @@ def main():
             ctx.check(lib.fluid_cuda_max_pool2d_grad(
                 handle, ctypes.byref(g.desc), ctypes.byref(x.desc),
                 ctypes.byref(gx.desc), p))
+
+        def forward_indices():
+            ctx.check(lib.fluid_cuda_max_pool2d_with_indices(
+                handle, ctypes.byref(x.desc), ctypes.byref(y.desc),
+                ctypes.byref(picks.desc), p))
+
+        def backward_indices():
+            ctx.check(lib.fluid_cuda_max_pool2d_grad_indices(
+                handle, ctypes.byref(g.desc), ctypes.byref(picks.desc),
+                ctypes.byref(gx_picks.desc), p))
         forward_bytes = nbytes(SHAPE) + nbytes(OUT_SHAPE)
         backward_bytes = 2 * nbytes(SHAPE) + nbytes(OUT_SHAPE)
+        indices_bytes = nbytes(OUT_SHAPE, 1)
+        forward_indices_bytes = forward_bytes + indices_bytes
+        backward_indices_bytes = (nbytes(OUT_SHAPE) + indices_bytes +
+                                  nbytes(SHAPE))
         forward_time = timer.measure(forward)
         backward_time = timer.measure(backward)
+        forward_indices_time = timer.measure(forward_indices)
+        backward_indices_time = timer.measure(backward_indices)
         ctx.synchronize()
         # Each window sends its gradient to one cell.
-        grad_sum = float(gx.download().sum(dtype=np.float64))
+        from_input = gx.download()
+        from_picks = gx_picks.download()
+        grad_sum = float(from_input.sum(dtype=np.float64))
         out_sum = float(g.download().sum(dtype=np.float64))
-        for t in (x, g, y, gx):
+        same = from_input.tobytes() == from_picks.tobytes()
+        for t in (x, g, y, gx, picks, gx_picks):
             t.free()
     rows = [("device-to-device copy of 1 GiB", copy_bytes, copy_time),
             ("fluid max_pool2d", forward_bytes, forward_time),
@@ -223,7 +255,15 @@ def main():
              forward_bytes + backward_bytes,
              (forward_time[0] + backward_time[0],
               forward_time[1] + backward_time[1],
-              forward_time[2] + backward_time[2]))]
+              forward_time[2] + backward_time[2])),
+            ("fluid max_pool2d_with_indices", forward_indices_bytes,
+             forward_indices_time),
+            ("fluid max_pool2d_grad_indices (whole call)",
+             backward_indices_bytes, backward_indices_time),
+            ("fluid max_pool2d_with_indices + max_pool2d_grad_indices (sum "
+             "of medians)", forward_indices_bytes + backward_indices_bytes,
+             tuple(a + b for a, b in zip(forward_indices_time,
+                                         backward_indices_time)))]
     extra, why_not = torch_rows()
     rows += extra
 
@@ -244,8 +284,15 @@ def main():
     print(f"\n70% of the copy bandwidth on max_pool2d_grad: "
           f"{target * 1e3:.4f} ms or less; measured {backward_time[0]:.4f} "
           f"ms.")
+    target = backward_indices_bytes / (0.7 * copy_rate)
+    print(f"70% of the copy bandwidth on max_pool2d_grad_indices: "
+          f"{target * 1e3:.4f} ms or less; measured "
+          f"{backward_indices_time[0]:.4f} ms.")
     print(f"Check: sum(grad_input) - sum(grad_output) = "
-          f"{grad_sum - out_sum:.3e} (sum(grad_output) = {out_sum:.3e}).")
+          f"{grad_sum - out_sum:.3e} (sum(grad_output) = {out_sum:.3e}); "
+          f"grad_input from the picks "
+          f"{'bitwise equal to' if same else 'DIFFERS from'} the one from "
+          f"the input.")
 
 
 if __name__ == "__main__":

@@ -342,6 +342,11 @@ LogicalResult FunctionRun::execute(Operation *op) {
             fluid_tensor x = in(pool.getInput());
             return fluid_cpu_max_pool2d(&x, o, &p);
           })
+          .Case([&](MaxPool2DWithIndicesOp pool) {
+            fluid_max_pool2d_params p = maxPoolParams(pool);
+            fluid_tensor x = in(pool.getInput());
+            return fluid_cpu_max_pool2d_with_indices(&x, &o[0], &o[1], &p);
+          })
           .Case([&](AvgPool2DOp pool) {
             fluid_avg_pool2d_params p = avgPoolParams(pool);
             fluid_tensor x = in(pool.getInput());
@@ -477,6 +482,12 @@ LogicalResult FunctionRun::execute(Operation *op) {
             fluid_max_pool2d_params p = maxPoolParams(pool);
             fluid_tensor dy = in(pool.getGradOutput()), x = in(pool.getInput());
             return fluid_cpu_max_pool2d_grad(&dy, &x, o, &p);
+          })
+          .Case([&](MaxPool2DGradIndicesOp pool) {
+            fluid_max_pool2d_params p = maxPoolParams(pool);
+            fluid_tensor dy = in(pool.getGradOutput()),
+                         indices = in(pool.getIndices());
+            return fluid_cpu_max_pool2d_grad_indices(&dy, &indices, o, &p);
           })
           .Case([&](AvgPool2DGradOp pool) {
             fluid_avg_pool2d_params p = avgPoolParams(pool);

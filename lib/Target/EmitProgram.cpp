@@ -642,7 +642,8 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
       .Case([&](BatchNormInferenceOp op) {
         trailing.push_back(doubleLiteral(op.getEpsilon().convertToDouble()));
       })
-      .Case<MaxPool2DOp, MaxPool2DGradOp>(
+      .Case<MaxPool2DOp, MaxPool2DWithIndicesOp, MaxPool2DGradOp,
+            MaxPool2DGradIndicesOp>(
           [&](auto op) { trailing.push_back(maxPool(maxPoolParams(op))); })
       .Case<AvgPool2DOp, AvgPool2DGradOp>(
           [&](auto op) { trailing.push_back(avgPool(avgPoolParams(op))); })

@@ -21,6 +21,21 @@ void maxPool2d(const T *input, T *output, const Pool2dGeometry &g) {
 }
 
 template <typename T>
+void maxPool2dWithIndices(const T *input, T *output, uint8_t *indices,
+                          const Pool2dGeometry &g) {
+  const int64_t inPlaneSize = g.rows.extent * g.cols.extent;
+  for (int64_t p = 0; p < g.planes; ++p) {
+    const T *inPlane = input + p * inPlaneSize;
+    g.forEachWindow([&](const PoolWindow &w) {
+      int64_t ky, kx;
+      w.maxTap(inPlane, ky, kx);
+      *output++ = inPlane[w.cellOfTap(ky, kx)];
+      *indices++ = uint8_t(ky * g.cols.kernel + kx);
+    });
+  }
+}
+
+template <typename T>
 void avgPool2d(const T *input, T *output, const Pool2dGeometry &g,
                bool countIncludePad) {
   const int64_t inPlaneSize = g.rows.extent * g.cols.extent;
@@ -61,6 +76,27 @@ fluid_cpu_max_pool2d(const fluid_tensor *inputDesc, fluid_tensor *outputDesc,
     dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
       maxPool2d(input.data<T>(), output.data<T>(), g);
+    });
+  });
+}
+
+extern "C" fluid_status fluid_cpu_max_pool2d_with_indices(
+    const fluid_tensor *inputDesc, fluid_tensor *outputDesc,
+    fluid_tensor *indicesDesc, const fluid_max_pool2d_params *params) {
+  return guard("fluid_cpu_max_pool2d_with_indices", [&] {
+    CheckedTensor input = checkTensor(inputDesc, "input");
+    CheckedTensor output = checkTensor(outputDesc, "output");
+    CheckedTensor indices = checkTensor(indicesDesc, "indices");
+    requireParams(params);
+    Pool2dGeometry g = makePool2dGeometry(
+        input, output, params->kernel, params->strides, params->padding,
+        params->dilation, params->ceil_mode != 0);
+    requirePoolIndices(indices, output, params->kernel);
+    g.requireWindowsTouchInput();
+    dispatchFloat(input.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      maxPool2dWithIndices(input.data<T>(), output.data<T>(),
+                           indices.data<uint8_t>(), g);
     });
   });
 }

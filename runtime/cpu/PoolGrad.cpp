@@ -49,6 +49,26 @@ void maxPool2dGrad(const T *gradOutput, const T *input, T *gradInput,
                 });
 }
 
+/// maxPool2dGrad with the picks read from `indices` (offsets in the window)
+/// instead of found in the input: the same sums, added in the same order.
+/// An index of a tap outside the input (or past the kernel) sends nothing.
+template <typename T>
+void maxPool2dGradIndices(const T *gradOutput, const uint8_t *indices,
+                          T *gradInput, const Pool2dGeometry &g) {
+  const int64_t outPlaneSize = g.rows.outSize * g.cols.outSize;
+  const int64_t kernelW = g.cols.kernel;
+  scatterPlanes(gradOutput, gradInput, g,
+                [&](int64_t p, const T *grad, double *sums) {
+                  const uint8_t *planeIndices = indices + p * outPlaneSize;
+                  g.forEachWindow([&](const PoolWindow &w) {
+                    const int64_t index = planeIndices[w.outputCell()];
+                    const int64_t ky = index / kernelW, kx = index % kernelW;
+                    if (w.readsInput(ky, kx))
+                      sums[w.cellOfTap(ky, kx)] += grad[w.outputCell()];
+                  });
+                });
+}
+
 template <typename T>
 void avgPool2dGrad(const T *gradOutput, T *gradInput, const Pool2dGeometry &g,
                    bool countIncludePad) {
@@ -82,6 +102,27 @@ extern "C" fluid_status fluid_cpu_max_pool2d_grad(
       using T = decltype(zero);
       maxPool2dGrad(gradOutput.data<T>(), input.data<T>(), gradInput.data<T>(),
                     g);
+    });
+  });
+}
+
+extern "C" fluid_status fluid_cpu_max_pool2d_grad_indices(
+    const fluid_tensor *gradOutputDesc, const fluid_tensor *indicesDesc,
+    fluid_tensor *gradInputDesc, const fluid_max_pool2d_params *params) {
+  return guard("fluid_cpu_max_pool2d_grad_indices", [&] {
+    CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
+    CheckedTensor indices = checkTensor(indicesDesc, "indices");
+    CheckedTensor gradInput = checkTensor(gradInputDesc, "grad_input");
+    requireParams(params);
+    Pool2dGeometry g = makePool2dGeometry(
+        gradInput, gradOutput, params->kernel, params->strides, params->padding,
+        params->dilation, params->ceil_mode != 0);
+    requirePoolIndices(indices, gradOutput, params->kernel);
+    g.requireWindowsTouchInput();
+    dispatchFloat(gradInput.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      maxPool2dGradIndices(gradOutput.data<T>(), indices.data<uint8_t>(),
+                           gradInput.data<T>(), g);
     });
   });
 }

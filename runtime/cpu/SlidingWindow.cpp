@@ -112,6 +112,21 @@ Pool2dGeometry cpu::makePool2dGeometry(
   return g;
 }
 
+void cpu::requirePoolIndices(const CheckedTensor &indices,
+                             const CheckedTensor &outputShaped,
+                             const int64_t kernel[2]) {
+  if (indices.dtype() != FLUID_U8)
+    fail(indices.name + " has dtype " + dtypeName(indices.dtype()) +
+         "; the indices of max pooling are u8");
+  requireShape(indices, outputShaped.shape);
+  // makePool2dGeometry has checked that both sizes are >= 1.
+  if (kernel[0] > kMaxPoolIndexCells / kernel[1])
+    fail("the kernel " + std::to_string(kernel[0]) + "x" +
+         std::to_string(kernel[1]) + " has more than " +
+         std::to_string(kMaxPoolIndexCells) + " cells, too many for u8 " +
+         "indices");
+}
+
 Pool2dGeometry cpu::makeAvgPool2dGeometry(const CheckedTensor &inputShaped,
                                           const CheckedTensor &outputShaped,
                                           const int64_t kernel[2],

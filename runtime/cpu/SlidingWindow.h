@@ -159,22 +159,44 @@ struct PoolWindow {
     }
   }
 
-  /// The cell of `plane` that max pooling picks, by PyTorch's cpu rule: the
-  /// first maximum in row-major window order (strict >), but every NaN
-  /// replaces the pick, so the last NaN wins. The window must read at least
-  /// one cell.
-  template <typename T> int64_t maxCell(const T *plane) const {
+  /// The offset in its plane of the cell that tap (ky, kx) reads.
+  int64_t cellOfTap(int64_t ky, int64_t kx) const {
+    return rows.inputIndex(oh, ky) * cols.extent + cols.inputIndex(ow, kx);
+  }
+
+  /// The tap (ky, kx) of `plane` that max pooling picks, by PyTorch's cpu
+  /// rule: the first maximum in row-major window order (strict >), but
+  /// every NaN replaces the pick, so the last NaN wins; a window of -inf
+  /// only picks its first tap inside the input. The window must read at
+  /// least one cell.
+  template <typename T>
+  void maxTap(const T *plane, int64_t &bestKy, int64_t &bestKx) const {
     T best = -std::numeric_limits<T>::infinity();
-    int64_t bestCell = rows.inputIndex(oh, kyBegin) * cols.extent +
-                       cols.inputIndex(ow, kxBegin);
-    forEachCell([&](int64_t cell) {
-      const T value = plane[cell];
-      if (value > best || std::isnan(value)) {
-        best = value;
-        bestCell = cell;
+    bestKy = kyBegin;
+    bestKx = kxBegin;
+    for (int64_t ky = kyBegin; ky < kyEnd; ++ky) {
+      const int64_t rowStart = rows.inputIndex(oh, ky) * cols.extent;
+      for (int64_t kx = kxBegin; kx < kxEnd; ++kx) {
+        const T value = plane[rowStart + cols.inputIndex(ow, kx)];
+        if (value > best || std::isnan(value)) {
+          best = value;
+          bestKy = ky;
+          bestKx = kx;
+        }
       }
-    });
-    return bestCell;
+    }
+  }
+
+  /// The cell of `plane` that max pooling picks (maxTap's).
+  template <typename T> int64_t maxCell(const T *plane) const {
+    int64_t ky, kx;
+    maxTap(plane, ky, kx);
+    return cellOfTap(ky, kx);
+  }
+
+  /// Whether tap (ky, kx) reads inside the input.
+  bool readsInput(int64_t ky, int64_t kx) const {
+    return ky >= kyBegin && ky < kyEnd && kx >= kxBegin && kx < kxEnd;
   }
 
   /// Average pooling's divisor: the window's cells inside the padded
@@ -219,6 +241,18 @@ Pool2dGeometry makePool2dGeometry(const CheckedTensor &inputShaped,
                                   const int64_t strides[2],
                                   const int64_t padding[4],
                                   const int64_t dilation[2], bool ceilMode);
+
+/// The most cells of a max-pooling kernel whose picks are stored as indices
+/// (FLUID_U8 offsets in the window).
+constexpr int64_t kMaxPoolIndexCells = 256;
+
+/// Checks the indices of fluid_cpu_max_pool2d_with_indices and its
+/// gradient: FLUID_U8, of `outputShaped`'s shape (the output or its
+/// gradient, already checked), for a kernel of at most kMaxPoolIndexCells
+/// cells.
+void requirePoolIndices(const CheckedTensor &indices,
+                        const CheckedTensor &outputShaped,
+                        const int64_t kernel[2]);
 
 /// makePool2dGeometry for average pooling (no dilation), which also fails
 /// without `countIncludePad` unless every window has a cell inside the

@@ -27,6 +27,11 @@
 // left (planes too wide for a row tile, dilation in the gradient, 32-bit
 // overflow) takes the one-thread-per-element kernels right below.
 //
+// max_pool2d_with_indices runs the same forward kernels and also writes
+// each pick's offset in its window (a byte); max_pool2d_grad_indices
+// gathers from those offsets instead of recomputing the picks (the last
+// section), so that it reads a byte per window instead of the input.
+//
 //===----------------------------------------------------------------------===//
 
 #include "../cpu/SlidingWindow.h"
@@ -106,11 +111,12 @@ template <typename Index> struct PlaneIndex {
   }
 };
 
-/// The plane-local index of the pick of max-pooling window (oh, ow), and
-/// its value.
+/// The plane-local index of the pick of max-pooling window (oh, ow), its
+/// value, and in `tap` its offset ky * kernelW + kx in the window.
 template <typename T>
 __device__ inline int64_t maxPick(const T *plane, const PoolShape &g,
-                                  int64_t oh, int64_t ow, T &best) {
+                                  int64_t oh, int64_t ow, T &best,
+                                  int64_t &tap) {
   int64_t kyBegin, kyEnd, kxBegin, kxEnd;
   g.rows.taps(oh, kyBegin, kyEnd);
   g.cols.taps(ow, kxBegin, kxEnd);
@@ -120,6 +126,7 @@ __device__ inline int64_t maxPick(const T *plane, const PoolShape &g,
       (oh * g.rows.stride - g.rows.padBefore + kyBegin * g.rows.dilation) *
           width +
       ow * g.cols.stride - g.cols.padBefore + kxBegin * g.cols.dilation;
+  tap = kyBegin * g.cols.kernel + kxBegin;
   for (int64_t ky = kyBegin; ky < kyEnd; ++ky) {
     const int64_t rowStart =
         (oh * g.rows.stride - g.rows.padBefore + ky * g.rows.dilation) * width;
@@ -131,18 +138,20 @@ __device__ inline int64_t maxPick(const T *plane, const PoolShape &g,
       if (value > best || value != value) {
         best = value;
         bestIndex = index;
+        tap = ky * g.cols.kernel + kx;
       }
     }
   }
   return bestIndex;
 }
 
-/// Writes each window's maximum to `output` and, if `picks` is non-null,
-/// the plane-local index of the pick.
+/// Writes each window's maximum to `output` and, where non-null, the
+/// plane-local index of the pick to `picks` and its offset in the window
+/// to `indices`.
 template <typename T, typename Index, typename Pick>
 __global__ void __launch_bounds__(kBlockSize)
     maxPoolKernel(const T *input, PoolShape g, PlaneIndex<Index> outIndex,
-                  Index outputs, T *output, Pick *picks) {
+                  Index outputs, T *output, Pick *picks, uint8_t *indices) {
   const Index stride = Index(gridDim.x) * blockDim.x;
   const int64_t planeSize = g.rows.extent * g.cols.extent;
   for (Index o = Index(blockIdx.x) * blockDim.x + threadIdx.x; o < outputs;
@@ -150,11 +159,14 @@ __global__ void __launch_bounds__(kBlockSize)
     int64_t p, oh, ow;
     outIndex.split(o, p, oh, ow);
     T best;
-    const int64_t pick = maxPick(input + p * planeSize, g, oh, ow, best);
+    int64_t tap;
+    const int64_t pick = maxPick(input + p * planeSize, g, oh, ow, best, tap);
     if (output)
       output[o] = best;
     if (picks)
       picks[o] = Pick(pick);
+    if (indices)
+      indices[o] = uint8_t(tap);
   }
 }
 
@@ -442,11 +454,12 @@ __device__ inline void tileTaps(int32_t o, int32_t stride, int32_t pad,
 }
 
 /// maxPick on the input rows from `firstRow` held in `rows`: the maximum
-/// of window (oh, ow), and in `pick` its plane-local index.
+/// of window (oh, ow), in `pick` its plane-local index and in `tap` its
+/// offset in the window.
 template <typename T>
 __device__ inline T tileWindowMax(const T *rows, int32_t firstRow,
                                   const RowTiles &t, int32_t oh, int32_t ow,
-                                  int32_t &pick) {
+                                  int32_t &pick, int32_t &tap) {
   int32_t kyBegin, kyEnd, kxBegin, kxEnd;
   tileTaps(oh, t.strideH, t.padTop, t.dilationH, t.kernelH, t.height, kyBegin,
            kyEnd);
@@ -456,6 +469,7 @@ __device__ inline T tileWindowMax(const T *rows, int32_t firstRow,
   const int32_t left = ow * t.strideW - t.padLeft;
   T best = T(-INFINITY);
   pick = (top + kyBegin * t.dilationH) * t.width + left + kxBegin * t.dilationW;
+  tap = kyBegin * t.kernelW + kxBegin;
   for (int32_t ky = kyBegin; ky < kyEnd; ++ky) {
     const int32_t ih = top + ky * t.dilationH;
     const T *row = rows + (ih - firstRow) * t.width;
@@ -466,15 +480,18 @@ __device__ inline T tileWindowMax(const T *rows, int32_t firstRow,
       if (value > best || value != value) {
         best = value;
         pick = ih * t.width + iw;
+        tap = ky * t.kernelW + kx;
       }
     }
   }
   return best;
 }
 
+/// `indices`, where non-null, gets each pick's offset in its window.
 template <typename T>
 __global__ void __launch_bounds__(kBlockSize)
-    maxPoolTileKernel(const T *input, RowTiles t, int64_t tiles, T *output) {
+    maxPoolTileKernel(const T *input, RowTiles t, int64_t tiles, T *output,
+                      uint8_t *indices) {
   extern __shared__ __align__(16) unsigned char shared[];
   T *inBuffer = reinterpret_cast<T *>(shared);
   const int64_t inPlane = int64_t(t.height) * t.width;
@@ -491,13 +508,18 @@ __global__ void __launch_bounds__(kBlockSize)
         copyToShared(input + plane * inPlane + int64_t(firstRow) * t.width,
                      uint32_t((endRow - firstRow) * t.width), inBuffer);
     __syncthreads();
-    T *out = output + plane * outPlane + int64_t(oh0) * t.outWidth;
+    const int64_t first = plane * outPlane + int64_t(oh0) * t.outWidth;
+    T *out = output + first;
+    uint8_t *taps = indices ? indices + first : nullptr;
     const uint32_t count = uint32_t((oh1 - oh0) * t.outWidth);
     for (uint32_t j = threadIdx.x; j < count; j += blockDim.x) {
       const uint32_t r = t.byOutWidth.div(j);
       const int32_t ow = int32_t(j - r * uint32_t(t.outWidth));
-      int32_t pick;
-      out[j] = tileWindowMax(rows, firstRow, t, oh0 + int32_t(r), ow, pick);
+      int32_t pick, tap;
+      out[j] =
+          tileWindowMax(rows, firstRow, t, oh0 + int32_t(r), ow, pick, tap);
+      if (taps)
+        taps[j] = uint8_t(tap);
     }
     __syncthreads();
   }
@@ -580,8 +602,8 @@ __global__ void __launch_bounds__(kBlockSize)
     for (uint32_t w = threadIdx.x; w < windows; w += blockDim.x) {
       const uint32_t r = t.byOutWidth.div(w);
       const int32_t ow = int32_t(w - r * uint32_t(t.outWidth));
-      int32_t pick;
-      tileWindowMax(rows, firstRow, t, oh0 + int32_t(r), ow, pick);
+      int32_t pick, tap;
+      tileWindowMax(rows, firstRow, t, oh0 + int32_t(r), ow, pick, tap);
       picks[w] = pick;
     }
     __syncthreads();
@@ -630,14 +652,14 @@ inline unsigned tileBlocks(int64_t tiles) {
 
 template <typename T>
 bool launchMaxPoolTiles(cudaStream_t stream, const T *input, const PoolShape &g,
-                        T *output) {
+                        T *output, uint8_t *indices) {
   RowTiles tiles;
   int64_t bytes;
   if (!planForwardTiles<T>(g, tiles, bytes))
     return false;
   const int64_t count = g.planes * tiles.tilesPerPlane;
   maxPoolTileKernel<<<tileBlocks(count), kBlockSize, size_t(bytes), stream>>>(
-      input, tiles, count, output);
+      input, tiles, count, output, indices);
   checkLaunch();
   return true;
 }
@@ -854,7 +876,8 @@ __device__ __forceinline__ void finishFixedRow(FixedRow<T, K> &r,
 }
 
 /// maxPick of windows (oh + r, ow), r < kWindows, with compile-time taps:
-/// their maxima in `best`, the plane-local indices of the picks in `pick`.
+/// their maxima in `best`, the plane-local indices of the picks in `pick`
+/// and their offsets in the window in `tap`.
 /// Vertically adjacent windows share the rows they overlap on. `valid`:
 /// whether the thread has windows (a lane without reads nothing but takes
 /// part in the exchange of pairs).
@@ -862,7 +885,7 @@ template <typename T, int K, int S, int kTaps, int kWindows>
 __device__ __forceinline__ void
 fixedWindowMax(const T *__restrict__ plane, const FixedWindows &w, int32_t oh,
                int32_t ow, bool valid, bool neighbour, T (&best)[kWindows],
-               int32_t (&pick)[kWindows]) {
+               int32_t (&pick)[kWindows], int32_t (&tap)[kWindows]) {
   static_assert(kTaps == kScalarTaps || S == 2, "pairs need stride 2");
   constexpr int kRows = (kWindows - 1) * S + K;
   const int32_t top = oh * S - w.padTop, left = ow * S - w.padLeft;
@@ -894,6 +917,7 @@ fixedWindowMax(const T *__restrict__ plane, const FixedWindows &w, int32_t oh,
       }
     best[r] = max;
     pick[r] = (top + r * S + pickY) * w.width + left + pickX;
+    tap[r] = pickY * K + pickX;
   }
 }
 
@@ -921,12 +945,13 @@ __device__ inline bool hasNeighbour(int32_t column, int32_t columns) {
 /// A thread per kForwardWindows vertically adjacent outputs: `outIndex`
 /// splits indices over [planes, ceil(outHeight / kForwardWindows),
 /// outWidth]. The loop runs whole blocks, so that every lane of a warp
-/// takes part in each exchange of pairs.
-template <typename T, int K, int S, int kTaps, typename Index>
+/// takes part in each exchange of pairs. kIndices: the picks' offsets in
+/// their windows go to `indices` as well.
+template <typename T, int K, int S, int kTaps, bool kIndices, typename Index>
 __global__ void __launch_bounds__(kBlockSize)
     maxPoolFixedKernel(const T *__restrict__ input, FixedWindows w,
                        PlaneIndex<Index> outIndex, Index items,
-                       T *__restrict__ output) {
+                       T *__restrict__ output, uint8_t *__restrict__ indices) {
   const Index stride = Index(gridDim.x) * blockDim.x;
   const int64_t planeSize = int64_t(w.height) * w.width;
   const int64_t outPlane = int64_t(w.outHeight) * w.outWidth;
@@ -938,17 +963,20 @@ __global__ void __launch_bounds__(kBlockSize)
     outIndex.split(valid ? i : first, p, group, ow);
     const int32_t oh = int32_t(group) * kForwardWindows;
     T best[kForwardWindows];
-    int32_t pick[kForwardWindows];
+    int32_t pick[kForwardWindows], tap[kForwardWindows];
     fixedWindowMax<T, K, S, kTaps, kForwardWindows>(
         input + p * planeSize, w, oh, int32_t(ow), valid,
-        hasNeighbour<kTaps>(int32_t(ow), w.outWidth), best, pick);
+        hasNeighbour<kTaps>(int32_t(ow), w.outWidth), best, pick, tap);
     if (!valid)
       continue;
-    T *out = output + p * outPlane + int64_t(oh) * w.outWidth + ow;
+    const int64_t o = p * outPlane + int64_t(oh) * w.outWidth + ow;
 #pragma unroll
     for (int r = 0; r < kForwardWindows; ++r)
-      if (r == 0 || oh + r < w.outHeight)
-        out[r * w.outWidth] = best[r];
+      if (r == 0 || oh + r < w.outHeight) {
+        output[o + r * w.outWidth] = best[r];
+        if constexpr (kIndices)
+          indices[o + r * w.outWidth] = uint8_t(tap[r]);
+      }
   }
 }
 
@@ -1084,10 +1112,10 @@ __global__ void __launch_bounds__(kFixedThreads, kFixedGradMinBlocks)
   // Every thread of the rows reads its windows' taps inside the plane (and
   // shares its pairs).
   T best[kGradWindows];
-  int32_t picked[kGradWindows];
+  int32_t picked[kGradWindows], taps[kGradWindows];
   fixedWindowMax<T, K, S, kTaps, kGradWindows>(
       input + plane * inPlane, w, oh0, ow, reads,
-      hasNeighbour<kTaps>(tx, w.haloCols), best, picked);
+      hasNeighbour<kTaps>(tx, w.haloCols), best, picked, taps);
 #pragma unroll
   for (int r = 0; r < kGradWindows; ++r)
     if (reads && y0 + r <= w.tileRows)
@@ -1136,7 +1164,7 @@ bool withFixedWindows(const PoolShape &g, const T *input, Fn &&launch) {
 
 template <typename T>
 bool launchMaxPoolFixed(cudaStream_t stream, const T *input, const PoolShape &g,
-                        T *output) {
+                        T *output, uint8_t *indices) {
   return withFixedWindows(g, input, [&](auto kernel, auto stride, auto taps) {
     constexpr int K = decltype(kernel)::value, S = decltype(stride)::value;
     constexpr int kTaps = kForwardPairs ? decltype(taps)::value : kScalarTaps;
@@ -1145,10 +1173,15 @@ bool launchMaxPoolFixed(cudaStream_t stream, const T *input, const PoolShape &g,
     const int64_t items = g.planes * groups * g.cols.outSize;
     withIndex(items, [&](auto zero) {
       using Index = decltype(zero);
-      maxPoolFixedKernel<T, K, S, kTaps, Index>
-          <<<gridSizeFor(items), kBlockSize, 0, stream>>>(
-              input, w, PlaneIndex<Index>(groups, g.cols.outSize), Index(items),
-              output);
+      const PlaneIndex<Index> split(groups, g.cols.outSize);
+      if (indices)
+        maxPoolFixedKernel<T, K, S, kTaps, true, Index>
+            <<<gridSizeFor(items), kBlockSize, 0, stream>>>(
+                input, w, split, Index(items), output, indices);
+      else
+        maxPoolFixedKernel<T, K, S, kTaps, false, Index>
+            <<<gridSizeFor(items), kBlockSize, 0, stream>>>(
+                input, w, split, Index(items), output, nullptr);
       checkLaunch();
     });
   });
@@ -1176,17 +1209,19 @@ bool launchMaxPoolGradFixed(cudaStream_t stream, const T *gradOutput,
   });
 }
 
+/// Max pooling into `output` and, where non-null, the picks' offsets in
+/// their windows into `indices`.
 template <typename T>
 void launchMaxPool(cudaStream_t stream, const T *input, const PoolShape &g,
-                   T *output) {
-  if (launchMaxPoolFixed(stream, input, g, output) ||
-      launchMaxPoolTiles(stream, input, g, output))
+                   T *output, uint8_t *indices) {
+  if (launchMaxPoolFixed(stream, input, g, output, indices) ||
+      launchMaxPoolTiles(stream, input, g, output, indices))
     return;
   withIndex(g.outputs(), [&](auto zero) {
     using Index = decltype(zero);
     maxPoolKernel<<<gridSizeFor(g.outputs()), kBlockSize, 0, stream>>>(
         input, g, PlaneIndex<Index>(g.rows.outSize, g.cols.outSize),
-        Index(g.outputs()), output, static_cast<int32_t *>(nullptr));
+        Index(g.outputs()), output, static_cast<int32_t *>(nullptr), indices);
     checkLaunch();
   });
 }
@@ -1201,13 +1236,220 @@ void launchMaxPoolGrad(fluid_cuda_context *context, cudaStream_t stream,
     using Index = decltype(zero);
     maxPoolKernel<<<gridSizeFor(g.outputs()), kBlockSize, 0, stream>>>(
         input, g, PlaneIndex<Index>(g.rows.outSize, g.cols.outSize),
-        Index(g.outputs()), static_cast<T *>(nullptr), picks);
+        Index(g.outputs()), static_cast<T *>(nullptr), picks,
+        static_cast<uint8_t *>(nullptr));
     checkLaunch();
   });
   withIndex(g.inputs(), [&](auto zero) {
     using Index = decltype(zero);
     maxPoolGradKernel<<<gridSizeFor(g.inputs()), kBlockSize, 0, stream>>>(
         gradOutput, picks, g, PlaneIndex<Index>(g.rows.extent, g.cols.extent),
+        Index(g.inputs()), gradInput);
+    checkLaunch();
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// The gradient from saved picks
+//===----------------------------------------------------------------------===//
+//
+// fluid_cuda_max_pool2d_grad_indices reads grad_output and each window's
+// pick (one byte: its offset in the window, which
+// fluid_cuda_max_pool2d_with_indices saved) and writes each cell of
+// grad_input once: no atomics, no zeroing. A cell gathers what the windows
+// that picked it send, in row-major window order, in double, or in f32
+// where that rounds the same (two terms at most, as writeOwnedCells
+// argues), so that the sums are the cpu scatter's bit for bit. The general
+// kernel takes one cell per thread and visits its covering windows as
+// maxPoolGradKernel does; the fixed one (3x3 and 2x2 stride 2, dilation 1)
+// gives each thread kGatherRows x kGatherCols cells, whose covering windows
+// it reads once each (ResNet's stem: 2 x 3 windows for 2 x 4 cells), and
+// stores them 16 bytes at a time where aligned. Bytes moved: grad_output
+// and the picks read (neighbouring threads share windows through the
+// caches), grad_input written once.
+
+/// A thread per input cell, any geometry.
+template <typename T, typename Index>
+__global__ void __launch_bounds__(kBlockSize)
+    maxPoolGradIndicesKernel(const T *gradOutput, const uint8_t *indices,
+                             PoolShape g, PlaneIndex<Index> inIndex,
+                             Index inputs, T *gradInput) {
+  const Index stride = Index(gridDim.x) * blockDim.x;
+  const int64_t outPlaneSize = g.rows.outSize * g.cols.outSize;
+  for (Index i = Index(blockIdx.x) * blockDim.x + threadIdx.x; i < inputs;
+       i += stride) {
+    int64_t p, ih, iw;
+    inIndex.split(i, p, ih, iw);
+    const int64_t outBase = p * outPlaneSize;
+    double sum = 0;
+    // Taps descending give outputs ascending (forEachCoveringWindow).
+    for (int64_t ky = g.rows.kernel - 1; ky >= 0; --ky) {
+      const int64_t oh = g.rows.outputReading(ih, ky);
+      if (oh < 0)
+        continue;
+      for (int64_t kx = g.cols.kernel - 1; kx >= 0; --kx) {
+        const int64_t ow = g.cols.outputReading(iw, kx);
+        if (ow < 0)
+          continue;
+        const int64_t o = outBase + oh * g.cols.outSize + ow;
+        if (int64_t(indices[o]) == ky * g.cols.kernel + kx)
+          sum += double(gradOutput[o]);
+      }
+    }
+    gradInput[i] = T(sum);
+  }
+}
+
+/// Cells per thread of the fixed-window gather: rows, and consecutive
+/// columns (a 16-byte store of f32, two of f64).
+constexpr int kGatherRows = 2, kGatherCols = 4;
+
+/// The first window (kernel K, stride S) covering input position `i`:
+/// ceil((i + pad - K + 1) / S), at least 0.
+template <int K, int S>
+__device__ inline int32_t firstWindowCovering(int32_t i, int32_t pad) {
+  const int32_t reach = i + pad - K + 1;
+  return reach <= 0 ? 0 : (reach + S - 1) / S;
+}
+
+/// A thread per kGatherRows x kGatherCols input cells: `groupIndex` splits
+/// indices over [planes, ceil(height / kGatherRows), ceil(width /
+/// kGatherCols)].
+template <typename T, int K, int S, typename Index>
+__global__ void __launch_bounds__(kBlockSize)
+    maxPoolGradIndicesFixedKernel(const T *__restrict__ gradOutput,
+                                  const uint8_t *__restrict__ indices,
+                                  FixedWindows w, PlaneIndex<Index> groupIndex,
+                                  Index items, T *__restrict__ gradInput) {
+  // The most windows that cover kGatherRows consecutive rows (columns).
+  constexpr int kWindowRows = (kGatherRows + K - 2) / S + 1;
+  constexpr int kWindowCols = (kGatherCols + K - 2) / S + 1;
+  constexpr int kStore = int(16 / sizeof(T));
+  static_assert(kGatherCols % kStore == 0, "whole stores per thread");
+  const Index stride = Index(gridDim.x) * blockDim.x;
+  const int64_t inPlane = int64_t(w.height) * w.width;
+  const int64_t outPlane = int64_t(w.outHeight) * w.outWidth;
+  for (Index i = Index(blockIdx.x) * blockDim.x + threadIdx.x; i < items;
+       i += stride) {
+    int64_t p, groupRow, groupCol;
+    groupIndex.split(i, p, groupRow, groupCol);
+    const int32_t row0 = int32_t(groupRow) * kGatherRows;
+    const int32_t col0 = int32_t(groupCol) * kGatherCols;
+    const int32_t oh0 = firstWindowCovering<K, S>(row0, w.padTop);
+    const int32_t ow0 = firstWindowCovering<K, S>(col0, w.padLeft);
+    // The windows' picks and gradients; -1 (no tap) outside the output.
+    int32_t taps[kWindowRows][kWindowCols];
+    T grads[kWindowRows][kWindowCols];
+    const uint8_t *planeIndices = indices + p * outPlane;
+    const T *planeGrads = gradOutput + p * outPlane;
+#pragma unroll
+    for (int a = 0; a < kWindowRows; ++a)
+#pragma unroll
+      for (int b = 0; b < kWindowCols; ++b) {
+        const int32_t oh = oh0 + a, ow = ow0 + b;
+        const bool inside = oh < w.outHeight && ow < w.outWidth;
+        const int32_t o = inside ? oh * w.outWidth + ow : 0;
+        taps[a][b] = inside ? int32_t(planeIndices[o]) : -1;
+        grads[a][b] = inside ? planeGrads[o] : T(0);
+      }
+    // The cell's offsets from the top left of window (oh0, ow0).
+    auto cellGrad = [&](int32_t dy0, int32_t dx0) {
+      bool picked[kWindowRows][kWindowCols];
+      int count = 0;
+#pragma unroll
+      for (int a = 0; a < kWindowRows; ++a)
+#pragma unroll
+        for (int b = 0; b < kWindowCols; ++b) {
+          const int32_t dy = dy0 - a * S, dx = dx0 - b * S;
+          picked[a][b] = dy >= 0 && dy < K && dx >= 0 && dx < K &&
+                         taps[a][b] == dy * K + dx;
+          count += int(picked[a][b]);
+        }
+      if constexpr (std::is_same_v<T, float>) {
+        if (count <= 2) {
+          float sum = 0.0f;
+#pragma unroll
+          for (int a = 0; a < kWindowRows; ++a)
+#pragma unroll
+            for (int b = 0; b < kWindowCols; ++b)
+              if (picked[a][b])
+                sum += grads[a][b];
+          return sum;
+        }
+      }
+      double sum = 0;
+#pragma unroll
+      for (int a = 0; a < kWindowRows; ++a)
+#pragma unroll
+        for (int b = 0; b < kWindowCols; ++b)
+          if (picked[a][b])
+            sum += double(grads[a][b]);
+      return T(sum);
+    };
+    T *plane = gradInput + p * inPlane;
+#pragma unroll
+    for (int r = 0; r < kGatherRows; ++r) {
+      const int32_t ih = row0 + r;
+      if (ih >= w.height)
+        break;
+      T cells[kGatherCols];
+#pragma unroll
+      for (int c = 0; c < kGatherCols; ++c)
+        cells[c] =
+            cellGrad(ih + w.padTop - oh0 * S, col0 + c + w.padLeft - ow0 * S);
+      T *row = plane + int64_t(ih) * w.width + col0;
+#pragma unroll
+      for (int c = 0; c < kGatherCols; c += kStore) {
+        if (col0 + c + kStore <= w.width &&
+            reinterpret_cast<uintptr_t>(row + c) % 16 == 0) {
+          Vector<T, kStore> chunk;
+#pragma unroll
+          for (int k = 0; k < kStore; ++k)
+            chunk.v[k] = cells[c + k];
+          *reinterpret_cast<Vector<T, kStore> *>(row + c) = chunk;
+        } else {
+#pragma unroll
+          for (int k = 0; k < kStore; ++k)
+            if (col0 + c + k < w.width)
+              row[c + k] = cells[c + k];
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void launchMaxPoolGradIndices(cudaStream_t stream, const T *gradOutput,
+                              const uint8_t *indices, const PoolShape &g,
+                              T *gradInput) {
+  auto fixed = [&](auto kernel) {
+    constexpr int K = decltype(kernel)::value, S = 2;
+    const FixedWindows w = makeFixedWindows(g);
+    const int64_t groupRows = ceilDiv(g.rows.extent, kGatherRows);
+    const int64_t groupCols = ceilDiv(g.cols.extent, kGatherCols);
+    const int64_t items = g.planes * groupRows * groupCols;
+    withIndex(items, [&](auto zero) {
+      using Index = decltype(zero);
+      maxPoolGradIndicesFixedKernel<T, K, S, Index>
+          <<<gridSizeFor(items), kBlockSize, 0, stream>>>(
+              gradOutput, indices, w, PlaneIndex<Index>(groupRows, groupCols),
+              Index(items), gradInput);
+      checkLaunch();
+    });
+  };
+  if (takesFixedWindows<3, 2>(g)) {
+    fixed(std::integral_constant<int, 3>{});
+    return;
+  }
+  if (takesFixedWindows<2, 2>(g)) {
+    fixed(std::integral_constant<int, 2>{});
+    return;
+  }
+  withIndex(g.inputs(), [&](auto zero) {
+    using Index = decltype(zero);
+    maxPoolGradIndicesKernel<<<gridSizeFor(g.inputs()), kBlockSize, 0,
+                               stream>>>(
+        gradOutput, indices, g, PlaneIndex<Index>(g.rows.extent, g.cols.extent),
         Index(g.inputs()), gradInput);
     checkLaunch();
   });
@@ -1235,7 +1477,36 @@ fluid_cuda_max_pool2d(fluid_cuda_context *context,
       return;
     cpu::dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      launchMaxPool(stream, input.data<T>(), g, output.data<T>());
+      launchMaxPool(stream, input.data<T>(), g, output.data<T>(),
+                    static_cast<uint8_t *>(nullptr));
+    });
+  });
+}
+
+extern "C" fluid_status fluid_cuda_max_pool2d_with_indices(
+    fluid_cuda_context *context, const fluid_tensor *inputDesc,
+    fluid_tensor *outputDesc, fluid_tensor *indicesDesc,
+    const fluid_max_pool2d_params *params) {
+  return guard("fluid_cuda_max_pool2d_with_indices", [&] {
+    cudaStream_t stream = streamFor(context);
+    CheckedTensor input = checkTensor(context, inputDesc, "input");
+    CheckedTensor output = checkTensor(context, outputDesc, "output");
+    CheckedTensor indices = checkTensor(context, indicesDesc, "indices");
+    cpu::requireParams(params);
+    const PoolShape g = checkPool(input, [&] {
+      cpu::Pool2dGeometry geometry = cpu::makePool2dGeometry(
+          input, output, params->kernel, params->strides, params->padding,
+          params->dilation, params->ceil_mode != 0);
+      cpu::requirePoolIndices(indices, output, params->kernel);
+      geometry.requireWindowsTouchInput();
+      return geometry;
+    });
+    if (g.outputs() == 0)
+      return;
+    cpu::dispatchFloat(input.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      launchMaxPool(stream, input.data<T>(), g, output.data<T>(),
+                    indices.data<uint8_t>());
     });
   });
 }
@@ -1307,6 +1578,35 @@ extern "C" fluid_status fluid_cuda_max_pool2d_grad(
       else
         launchMaxPoolGrad<T, int64_t>(context, stream, gradOutput.data<T>(),
                                       input.data<T>(), g, gradInput.data<T>());
+    });
+  });
+}
+
+extern "C" fluid_status fluid_cuda_max_pool2d_grad_indices(
+    fluid_cuda_context *context, const fluid_tensor *gradOutputDesc,
+    const fluid_tensor *indicesDesc, fluid_tensor *gradInputDesc,
+    const fluid_max_pool2d_params *params) {
+  return guard("fluid_cuda_max_pool2d_grad_indices", [&] {
+    cudaStream_t stream = streamFor(context);
+    CheckedTensor gradOutput =
+        checkTensor(context, gradOutputDesc, "grad_output");
+    CheckedTensor indices = checkTensor(context, indicesDesc, "indices");
+    CheckedTensor gradInput = checkTensor(context, gradInputDesc, "grad_input");
+    cpu::requireParams(params);
+    const PoolShape g = checkPool(gradInput, [&] {
+      cpu::Pool2dGeometry geometry = cpu::makePool2dGeometry(
+          gradInput, gradOutput, params->kernel, params->strides,
+          params->padding, params->dilation, params->ceil_mode != 0);
+      cpu::requirePoolIndices(indices, gradOutput, params->kernel);
+      geometry.requireWindowsTouchInput();
+      return geometry;
+    });
+    if (g.inputs() == 0)
+      return;
+    cpu::dispatchFloat(gradInput.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      launchMaxPoolGradIndices(stream, gradOutput.data<T>(),
+                               indices.data<uint8_t>(), g, gradInput.data<T>());
     });
   });
 }

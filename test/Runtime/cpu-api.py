@@ -87,6 +87,8 @@ SIGNATURES = {
     "fluid_cpu_mul": BINARY,
     "fluid_cpu_div": BINARY,
     "fluid_cpu_max_pool2d": [TENSOR, TENSOR, ctypes.POINTER(MaxPool2dParams)],
+    "fluid_cpu_max_pool2d_with_indices":
+        [TENSOR] * 3 + [ctypes.POINTER(MaxPool2dParams)],
     "fluid_cpu_avg_pool2d": [TENSOR, TENSOR, ctypes.POINTER(AvgPool2dParams)],
     "fluid_cpu_global_avg_pool": UNARY,
     "fluid_cpu_matmul": BINARY + [ctypes.POINTER(MatmulParams)],

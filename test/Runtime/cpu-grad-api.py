@@ -40,6 +40,8 @@ GRAD_SIGNATURES = {
     "fluid_cpu_tanh_grad": UNARY_GRAD,
     "fluid_cpu_max_pool2d_grad":
         [TENSOR] * 3 + [ctypes.POINTER(api.MaxPool2dParams)],
+    "fluid_cpu_max_pool2d_grad_indices":
+        [TENSOR] * 3 + [ctypes.POINTER(api.MaxPool2dParams)],
     "fluid_cpu_avg_pool2d_grad":
         [TENSOR] * 2 + [ctypes.POINTER(api.AvgPool2dParams)],
     "fluid_cpu_softmax_grad": UNARY_GRAD + [api.I64],

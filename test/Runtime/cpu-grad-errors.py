@@ -31,6 +31,11 @@ def avg_params(kernel=(2, 2), strides=(2, 2), padding=(0, 0, 0, 0),
                                int(include))
 
 
+def u8(*shape):
+    """Indices of max pooling: every window picks its first tap."""
+    return np.zeros(shape, dtype=np.uint8)
+
+
 def norm_args(**overrides):
     """batch_norm_grad arguments for input [2,3,4,4], with some replaced."""
     args = dict(grad_output=arr(2, 3, 4, 4), input=arr(2, 3, 4, 4),
@@ -180,6 +185,45 @@ CASES = [
     ("max_pool2d_grad input rank 3", "max_pool2d_grad",
      (arr(1, 2, 3, 3), arr(2, 6, 6), nan(2, 6, 6), max_params()),
      "input must have rank 4, got shape [2,6,6]", INVALID),
+    ("max_pool2d_grad_indices f32 indices", "max_pool2d_grad_indices",
+     (arr(1, 2, 3, 3), arr(1, 2, 3, 3), nan(1, 2, 6, 6), max_params()),
+     "indices has dtype f32; the indices of max pooling are u8", INVALID),
+    ("max_pool2d_grad_indices i32 indices", "max_pool2d_grad_indices",
+     (arr(1, 2, 3, 3), arr(1, 2, 3, 3, dtype=i32), nan(1, 2, 6, 6),
+      max_params()),
+     "indices has dtype i32; the indices of max pooling are u8", INVALID),
+    ("max_pool2d_grad_indices indices shape", "max_pool2d_grad_indices",
+     (arr(1, 2, 3, 3), u8(1, 2, 3, 4), nan(1, 2, 6, 6), max_params()),
+     "indices shape [1,2,3,4] does not match expected [1,2,3,3]", INVALID),
+    ("max_pool2d_grad_indices grad_output shape with ceil_mode",
+     "max_pool2d_grad_indices",
+     (arr(1, 2, 3, 3), u8(1, 2, 3, 3), nan(1, 2, 7, 7),
+      max_params(ceil=True)),
+     "grad_output shape [1,2,3,3] does not match expected [1,2,4,4]",
+     INVALID),
+    ("max_pool2d_grad_indices grad_output dtype", "max_pool2d_grad_indices",
+     (arr(1, 2, 3, 3, dtype=f64), u8(1, 2, 3, 3), nan(1, 2, 6, 6),
+      max_params()),
+     "grad_output has dtype f64 but grad_input has f32", INVALID),
+    ("max_pool2d_grad_indices integer grad_input", "max_pool2d_grad_indices",
+     (arr(1, 2, 3, 3, dtype=i32), u8(1, 2, 3, 3),
+      np.zeros((1, 2, 6, 6), i32), max_params()),
+     "grad_input has dtype i32; the cpu kernels support f32 and f64",
+     UNSUPPORTED),
+    ("max_pool2d_grad_indices kernel of more than 256 cells",
+     "max_pool2d_grad_indices",
+     (arr(1, 1, 1, 1), u8(1, 1, 1, 1), nan(1, 1, 16, 17),
+      max_params(kernel=(16, 17), strides=(1, 1))),
+     "the kernel 16x17 has more than 256 cells, too many for u8 indices",
+     INVALID),
+    ("max_pool2d_grad_indices window over padding alone",
+     "max_pool2d_grad_indices",
+     (arr(1, 1, 3, 3), u8(1, 1, 3, 3), nan(1, 1, 2, 2),
+      max_params(kernel=(1, 1), strides=(1, 1), padding=(1, 1, 0, 0))),
+     "the window of output height index 0 covers only padding", INVALID),
+    ("max_pool2d_grad_indices null params", "max_pool2d_grad_indices",
+     (arr(1, 2, 3, 3), u8(1, 2, 3, 3), nan(1, 2, 6, 6), None),
+     "params is null", INVALID),
     ("avg_pool2d_grad grad_output shape", "avg_pool2d_grad",
      (arr(1, 2, 4, 3), nan(1, 2, 6, 6), avg_params()),
      "grad_output shape [1,2,4,3] does not match expected [1,2,3,3]",

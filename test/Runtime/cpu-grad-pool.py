@@ -11,13 +11,25 @@ checks against PyTorch. Max pooling is also checked on inputs with ties
 (PyTorch's cpu rule: the first maximum in row-major window order) and with
 NaNs (a NaN wins, the last one of a window if several), against PyTorch
 only: the spec reference's amax splits the gradient of a tie.
+
+fluid_cpu_max_pool2d_with_indices and fluid_cpu_max_pool2d_grad_indices
+(the picks saved as u8 offsets in the window) on the same geometries and
+on inputs with ties, NaNs and windows of -inf only: the output bitwise
+fluid_cpu_max_pool2d's, the indices those of `spec_indices` below (a
+transcription of the rule) and, where PyTorch expresses the pooling and
+no window is -inf only, PyTorch's max_pool2d(return_indices=True) turned
+into window offsets; the gradient from the indices bitwise
+fluid_cpu_max_pool2d_grad's from the input (the same sums in the same
+order), and close to PyTorch's autograd.
 """
 
 import importlib
 import os
 import sys
 
+import numpy as np
 import torch
+import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 grad_api = importlib.import_module("cpu-grad-api")
@@ -121,6 +133,128 @@ def max_fd_case(suite, shape, kernel, strides, padding, dilation, ceil):
     return body
 
 
+def spec_indices(x, kernel, strides, padding, dilation, ceil):
+    """Each window's pick as its offset ky * KW + kx in the window: the
+    first maximum of the taps inside the input in row-major order (strict
+    >), replaced by every NaN; the first tap inside if all are -inf."""
+    n, c, h, w = x.shape
+    top, left = padding[0], padding[1]
+    out_h, out_w = out_shape(x.shape, kernel, strides, padding, dilation,
+                             ceil)[2:]
+    values = x.numpy()
+    picks = np.zeros((n, c, out_h, out_w), np.uint8)
+    for oh in range(out_h):
+        for ow in range(out_w):
+            taps = [(ky, kx) for ky in range(kernel[0])
+                    for kx in range(kernel[1])
+                    if 0 <= oh * strides[0] - top + ky * dilation[0] < h and
+                    0 <= ow * strides[1] - left + kx * dilation[1] < w]
+            for plane in np.ndindex(n, c):
+                best, pick = -np.inf, taps[0]
+                for ky, kx in taps:
+                    v = values[plane + (oh * strides[0] - top +
+                                        ky * dilation[0],
+                                        ow * strides[1] - left +
+                                        kx * dilation[1])]
+                    if v > best or np.isnan(v):
+                        best, pick = v, (ky, kx)
+                picks[plane + (oh, ow)] = pick[0] * kernel[1] + pick[1]
+    return torch.from_numpy(picks)
+
+
+def torch_window_offsets(x, kernel, strides, padding, dilation, ceil):
+    """PyTorch's picks (flat indices in the plane, padded by F.pad where the
+    padding is asymmetric) as offsets in the window."""
+    top, left, bottom, right = padding
+    if pool.is_symmetric(padding):
+        _, flat = F.max_pool2d(x, kernel, strides, padding[:2], dilation,
+                               ceil_mode=ceil, return_indices=True)
+        width, shift_y, shift_x = x.shape[3], top, left
+    else:
+        padded = F.pad(x, (left, right, top, bottom), value=float("-inf"))
+        _, flat = F.max_pool2d(padded, kernel, strides, 0, dilation,
+                               return_indices=True)
+        width, shift_y, shift_x = padded.shape[3], 0, 0
+    oh = torch.arange(flat.shape[2]).view(1, 1, -1, 1)
+    ow = torch.arange(flat.shape[3]).view(1, 1, 1, -1)
+    ky = (flat // width - oh * strides[0] + shift_y) // dilation[0]
+    kx = (flat % width - ow * strides[1] + shift_x) // dilation[1]
+    return (ky * kernel[1] + kx).to(torch.uint8)
+
+
+def with_indices(suite, x, params, shape):
+    out = api.empty(shape, x.dtype)
+    picks = torch.full(tuple(shape), 255, dtype=torch.uint8)
+    suite.kernels("fluid_cpu_max_pool2d_with_indices", x, out, picks, params)
+    return out, picks
+
+
+def grad_indices(suite, r, picks, shape, params):
+    got = api.empty(shape, r.dtype)
+    suite.kernels("fluid_cpu_max_pool2d_grad_indices", r, picks, got, params)
+    return got
+
+
+def expect_bitwise(got, want, what):
+    if not np.array_equal(got.numpy().view(np.uint8),
+                          want.numpy().view(np.uint8)):
+        raise AssertionError(f"{what} is not bitwise equal")
+
+
+def indices_case(suite, dtype, kind, shape, kernel, strides, padding,
+                 dilation, ceil):
+    def body():
+        if kind == "infinities":  # windows of -inf only, a few NaNs
+            values = torch.tensor([float("-inf")] * 6 + [1.0, float("nan")],
+                                  dtype=dtype)
+            x = values[suite.randint(len(values), *shape)]
+        else:
+            x = max_input(suite, kind, shape, dtype)
+        params = api.MaxPool2dParams(kernel, strides, padding, dilation,
+                                     int(ceil))
+        pooled = out_shape(shape, kernel, strides, padding, dilation, ceil)
+        y, picks = with_indices(suite, x, params, pooled)
+        expect_bitwise(y, max_forward(suite, x, params, pooled),
+                       "output vs fluid_cpu_max_pool2d")
+        want = spec_indices(x, kernel, strides, padding, dilation, ceil)
+        if not torch.equal(picks, want):
+            raise AssertionError(f"indices {picks.flatten().tolist()} != "
+                                 f"spec {want.flatten().tolist()}")
+        geometry = (kernel, strides, padding, dilation, ceil)
+        expressed = torch_expresses(padding, ceil)
+        if expressed and kind != "infinities":
+            if not torch.equal(picks, torch_window_offsets(x, *geometry)):
+                raise AssertionError("indices differ from PyTorch's")
+        r = suite.randn(*pooled, dtype=dtype)
+        got = grad_indices(suite, r, picks, shape, params)
+        expect_bitwise(got, max_grad(suite, r, x, params),
+                       "grad_input vs fluid_cpu_max_pool2d_grad")
+        if expressed and kind != "infinities":
+            (grad,) = grad_api.torch_grads(
+                lambda x: pool.torch_max_pool(x, *geometry), [x], r)
+            api.expect_close(got, grad)
+    return body
+
+
+def sums_order_case(suite):
+    """Three windows that pick one cell, whose f32 gradients sum to a
+    different float in any other order or precision than the cpu's (in
+    double, in row-major window order, rounded once)."""
+    def body():
+        x = torch.zeros(1, 1, 3, 3)
+        x[0, 0, 1, 1] = 1.0  # every 2x2 stride-1 window picks the centre
+        r = torch.tensor([[[[1.0, 2.0**-24], [2.0**-24, 0.0]]]])
+        params = api.MaxPool2dParams([2, 2], [1, 1], [0, 0, 0, 0], [1, 1], 0)
+        _, picks = with_indices(suite, x, params, [1, 1, 2, 2])
+        got = grad_indices(suite, r, picks, [1, 1, 3, 3], params)
+        # f32 left to right: (1 + 2^-24) + 2^-24 = 1; in double: 1 + 2^-23.
+        if float(got[0, 0, 1, 1]) != 1.0 + 2.0**-23:
+            raise AssertionError(f"centre {float(got[0, 0, 1, 1])!r}")
+        expect_bitwise(got, max_grad(suite, r, x, params),
+                       "grad_input vs fluid_cpu_max_pool2d_grad")
+    return body
+
+
 def avg_forward(suite, x, params, shape):
     out = api.empty(shape, x.dtype)
     suite.kernels("fluid_cpu_avg_pool2d", x, out, params)
@@ -181,6 +315,13 @@ def main():
                            max_torch_case(suite, dtype, kind, *geometry))
         suite.case(f"max_pool2d_grad f64 {name} input {shape} vs finite "
                    f"differences", max_fd_case(suite, *geometry))
+        for dtype, dtype_name in api.FLOAT_DTYPES:
+            for kind in ["random", "ties", "nan", "infinities"]:
+                suite.case(f"max_pool2d_with_indices and grad_indices "
+                           f"{dtype_name} {name} input {shape} {kind} values",
+                           indices_case(suite, dtype, kind, *geometry))
+    suite.case("max_pool2d_grad_indices f32 sums in double, in window order",
+               sums_order_case(suite))
     for name, shape, kernel, strides, padding, ceil in AVG_CASES:
         for include in (True, False):
             geometry = (shape, kernel, strides, padding, ceil, include)

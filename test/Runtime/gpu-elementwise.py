@@ -92,6 +92,10 @@ SIGNATURES = {
     "max_pool2d": [TENSOR, TENSOR, ctypes.POINTER(MaxPool2dParams)],
     "avg_pool2d": [TENSOR, TENSOR, ctypes.POINTER(AvgPool2dParams)],
     "max_pool2d_grad": [TENSOR] * 3 + [ctypes.POINTER(MaxPool2dParams)],
+    "max_pool2d_with_indices":
+        [TENSOR] * 3 + [ctypes.POINTER(MaxPool2dParams)],
+    "max_pool2d_grad_indices":
+        [TENSOR] * 3 + [ctypes.POINTER(MaxPool2dParams)],
     "avg_pool2d_grad": [TENSOR] * 2 + [ctypes.POINTER(AvgPool2dParams)],
     "softmax": [TENSOR, TENSOR, I64],
     "log_softmax": [TENSOR, TENSOR, I64],

@@ -24,6 +24,16 @@ tiles (rows of more than 64 windows), odd plane sizes (2-element stores
 not aligned), and inputs of mostly -inf (windows whose every tap is -inf
 pick their first tap inside the input) besides ties and NaNs.
 
+max_pool2d_with_indices and max_pool2d_grad_indices (the picks saved as
+u8 offsets in the window; the gradient gathers from them) get the same
+geometries, inputs and checks, plus a kernel of 256 cells (the most u8
+offsets name): the cuda output and indices bitwise the cpu's, the output
+bitwise fluid_cpu_max_pool2d's, and the cuda gradient from the cuda
+indices bitwise the cpu's from them and fluid_cpu_max_pool2d_grad's from
+the input. The gradient's fixed-window gather (3x3 and 2x2 stride 2, 2 x
+4 cells a thread) gets FIXED's odd widths (16-byte stores not aligned,
+rows ending inside a thread's cells), odd heights and uncovered cells.
+
 The forwards walk the cpu's taps in its order and the gradients gather,
 adding in the cpu's order, so f64 and f32 results are expected bitwise
 equal: max pooling's must be, average pooling's are checked at f64 rtol
@@ -170,6 +180,46 @@ def max_case(h, window, dtype, ties=False):
     return body
 
 
+# Indices only: the largest kernel whose offsets fit in u8, and wide
+# rows of the fixed-window gather.
+INDEXED = [
+    ("kernel of 256 cells", [1, 2, 20, 21], [16, 16], [1, 2], [1, 0, 0, 1],
+     [1, 1], 0),
+    ("gather 3x3 s2 p1 wide odd rows", [1, 2, 9, 1001], [3, 3], [2, 2],
+     [1, 1, 1, 1], [1, 1], 1),
+]
+
+
+def indices_case(h, window, dtype, ties=False):
+    _, shape, kernel, strides, padding, dilation, ceil = window
+
+    def body():
+        params = MaxPool2dParams(kernel, strides, padding, dilation, ceil)
+        out = output_shape(shape, kernel, strides, padding, dilation, ceil)
+        x = pool_input(h, shape, dtype, ties)
+        g = h.randn(*out, dtype=dtype)
+        forward = run_both(h, "max_pool2d_with_indices", x, Out(out, dtype),
+                           Out(out, np.uint8), params)
+        plain = np.empty(out, dtype)
+        fluidcuda.cpu(h.lib, "max_pool2d", x, plain, params)
+        if not harness.bitwise_equal(forward[0][0], plain):
+            raise AssertionError("cpu output differs from max_pool2d's")
+        cuda_indices = forward[1][1]
+        backward = run_both(h, "max_pool2d_grad_indices", g, cuda_indices,
+                            Out(shape, dtype), params)
+        from_input = np.empty(shape, dtype)
+        fluidcuda.cpu(h.lib, "max_pool2d_grad", g, x, from_input, params)
+        if not harness.bitwise_equal(backward[0][1], from_input):
+            raise AssertionError("cuda gradient from the indices differs "
+                                 "from the cpu's from the input")
+        note = harness.compare(forward + backward)
+        if note != "bitwise equal":
+            raise AssertionError(f"max pooling with indices {note}, not "
+                                 "bitwise equal")
+        return note
+    return body
+
+
 # More elements than 32-bit offsets reach.
 LARGE_ELEMENTS = 1 << 31
 
@@ -287,6 +337,24 @@ def error_cases(h):
                            Out((1, 1, 4, 4), f64),
                            AvgPool2dParams([2, 2], [2, 2], [0, 0, 0, 0], 0,
                                            1)),
+        "indices dtype": ("max_pool2d_with_indices", x,
+                          Out((1, 1, 2, 2), f64), Out((1, 1, 2, 2), np.int32),
+                          good),
+        "indices shape": ("max_pool2d_with_indices", x,
+                          Out((1, 1, 2, 2), f64), Out((1, 1, 2, 3), np.uint8),
+                          good),
+        "grad indices dtype": ("max_pool2d_grad_indices",
+                               np.ones((1, 1, 2, 2)),
+                               np.zeros((1, 1, 2, 2), np.float32),
+                               Out((1, 1, 4, 4), f64), good),
+        "grad indices shape": ("max_pool2d_grad_indices",
+                               np.ones((1, 1, 2, 2)),
+                               np.zeros((1, 1, 3, 2), np.uint8),
+                               Out((1, 1, 4, 4), f64), good),
+        "grad indices kernel of more than 256 cells": (
+            "max_pool2d_grad_indices", np.ones((1, 1, 1, 1)),
+            np.zeros((1, 1, 1, 1), np.uint8), Out((1, 1, 16, 17), f64),
+            MaxPool2dParams([16, 17], [1, 1], [0, 0, 0, 0], [1, 1], 0)),
         "global_avg_pool dtype": ("global_avg_pool", x,
                                   Out((1, 1, 1, 1), np.float32)),
     }
@@ -309,6 +377,14 @@ def main():
                    max_case(h, window, dtype, ties=None))
             h.case(f"max_pool2d {mode} {window[0]} infinities",
                    max_case(h, window, dtype, ties="infinities"))
+        for window in WINDOWS + DILATED + TILED + FIXED + INDEXED:
+            h.case(f"max_pool2d_with_indices {mode} {window[0]} {window[1]}",
+                   indices_case(h, window, dtype))
+        for window in WINDOWS[:6] + TILED + FIXED + INDEXED:
+            for kind, ties in [("ties", True), ("NaNs", None),
+                               ("infinities", "infinities")]:
+                h.case(f"max_pool2d_with_indices {mode} {window[0]} {kind}",
+                       indices_case(h, window, dtype, ties=ties))
         for window in WINDOWS:
             for include in [False, True]:
                 h.case(f"avg_pool2d {mode} {window[0]} {window[1]} "

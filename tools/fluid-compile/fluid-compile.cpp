@@ -5,7 +5,8 @@
 //
 // Builds the training step (--fluid-build-training, unless the file already
 // holds one), folds its learning-rate arithmetic and groups its updates
-// (--fluid-fold-lr-math, --fluid-group-optimizer), recomputes cheap
+// (--fluid-fold-lr-math, --fluid-group-optimizer), saves max pooling's
+// picks for its gradient (--fluid-pool-indices), recomputes cheap
 // activations, expands batch norm (--fluid-expand-batch-norm) and fuses
 // elementwise ops (--fluid-fuse-elementwise), moves it
 // to buffers (--fluid-bufferize,
@@ -109,6 +110,12 @@ static cl::opt<bool> noInPlace(
     "no-in-place",
     cl::desc("Plan memory without letting elementwise launches write over "
              "a dead input (--fluid-plan-memory=in-place=false)"),
+    cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noPoolIndices(
+    "no-pool-indices",
+    cl::desc("Skip --fluid-pool-indices: max pooling's gradient finds each "
+             "window's maximum again in the forward input instead of "
+             "reading the picks the forward saved"),
     cl::init(false), cl::cat(compileCategory));
 static cl::opt<bool> noRecompute(
     "no-recompute-elementwise",
@@ -348,6 +355,8 @@ int main(int argc, char **argv) {
       pm.addPass(createFluidFoldLrMath());
     if (optimizations.groupOptimizer && !noGroupOptimizer)
       pm.addPass(createFluidGroupOptimizer());
+    if (!noPoolIndices)
+      pm.addPass(createFluidPoolIndices());
     if (!noRecompute)
       pm.addPass(createFluidRecomputeElementwise());
     if (!noExpandBatchNorm)

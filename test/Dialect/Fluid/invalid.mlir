@@ -857,3 +857,29 @@ func.func @f(%x: tensor<f32>) -> (tensor<f32> {fluid.los}) {
 
 // expected-error @+1 {{'fluid.param' op 'fluid.optimizer_state' must be a unit attribute}}
 fluid.param @w : tensor<4xf32> init zeros {fluid.optimizer_state = "yes"}
+
+// -----
+
+func.func @f(%x: tensor<1x1x20x20xf32>) {
+  // expected-error @+2 {{the kernel 17x16 has more than 256 cells, too many for ui8 indices}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %i = fluid.max_pool2d_with_indices %x {kernel_size = array<i64: 17, 16>} : tensor<1x1x20x20xf32> -> tensor<1x1x4x5xf32>, tensor<1x1x4x5xui8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x3x10x11xf32>) {
+  // expected-error @+1 {{result #1 must be statically shaped tensor of ui8, of rank at most 8, whose size fits in 64 bits, but got 'tensor<1x3x5x6xi8>'}}
+  %y, %i = fluid.max_pool2d_with_indices %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x3x10x11xf32> -> tensor<1x3x5x6xf32>, tensor<1x3x5x6xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x3x10x11xf32>) {
+  // expected-error @+2 {{'fluid.max_pool2d_with_indices' op inferred type(s) 'tensor<1x3x5x6xf32>', 'tensor<1x3x5x6xui8>' are incompatible with return type(s) of operation 'tensor<1x3x5x6xf32>', 'tensor<1x3x6x5xui8>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %i = fluid.max_pool2d_with_indices %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x3x10x11xf32> -> tensor<1x3x5x6xf32>, tensor<1x3x6x5xui8>
+  return
+}

@@ -119,6 +119,9 @@ func.func @pooling(%x: tensor<1x3x10x11xf32>)
   // CHECK: fluid.max_pool2d %{{.*}} {ceil_mode, dilation = array<i64: 2, 1>, kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x3x10x11xf32> -> tensor<1x3x5x6xf32>
   %1 = fluid.max_pool2d %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilation = array<i64: 2, 1>, ceil_mode}
       : tensor<1x3x10x11xf32> -> tensor<1x3x5x6xf32>
+  // CHECK: %{{.*}}, %{{.*}} = fluid.max_pool2d_with_indices %{{.*}} {ceil_mode, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x3x10x11xf32> -> tensor<1x3x6x6xf32>, tensor<1x3x6x6xui8>
+  %y, %idx = fluid.max_pool2d_with_indices %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, ceil_mode}
+      : tensor<1x3x10x11xf32> -> tensor<1x3x6x6xf32>, tensor<1x3x6x6xui8>
   // CHECK: fluid.avg_pool2d %{{.*}} {count_include_pad, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 3, 2>} : tensor<1x3x10x11xf32> -> tensor<1x3x4x6xf32>
   %2 = fluid.avg_pool2d %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 3, 2>, padding = array<i64: 1, 1, 1, 1>, count_include_pad}
       : tensor<1x3x10x11xf32> -> tensor<1x3x4x6xf32>

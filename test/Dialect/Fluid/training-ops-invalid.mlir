@@ -261,3 +261,39 @@ func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
   %0, %1, %2 = fluid.adam_group (%p), (%p), (%p), (%p), %lr, %step {beta2 = 1.5 : f64} : (tensor<4xf32>), tensor<f32>, tensor<i64>
   return
 }
+
+// -----
+
+func.func @f(%dy: tensor<1x3x5x5xf32>, %i: tensor<1x3x5x5xui8>) {
+  // expected-error @+1 {{grad_output has type 'tensor<1x3x5x5xf32>', but the forward op's output would be 'tensor<1x3x5x6xf32>'}}
+  %0 = fluid.max_pool2d_grad_indices %dy, %i {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<1x3x5x5xf32>, tensor<1x3x5x5xui8> -> tensor<1x3x10x11xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<1x3x5x6xf32>, %i: tensor<1x3x6x5xui8>) {
+  // expected-error @+1 {{indices have type 'tensor<1x3x6x5xui8>', but the forward op's would be 'tensor<1x3x5x6xui8>'}}
+  %0 = fluid.max_pool2d_grad_indices %dy, %i {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<1x3x5x6xf32>, tensor<1x3x6x5xui8> -> tensor<1x3x10x11xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<1x1x1x1xf32>, %i: tensor<1x1x1x1xui8>) {
+  // expected-error @+1 {{the kernel 16x17 has more than 256 cells, too many for ui8 indices}}
+  %0 = fluid.max_pool2d_grad_indices %dy, %i {kernel_size = array<i64: 16, 17>}
+      : tensor<1x1x1x1xf32>, tensor<1x1x1x1xui8> -> tensor<1x1x16x17xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<1x3x5x6xf32>, %i: tensor<1x3x5x6xi32>) {
+  // expected-error @+1 {{operand #1 must be statically shaped tensor of ui8}}
+  %0 = fluid.max_pool2d_grad_indices %dy, %i {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<1x3x5x6xf32>, tensor<1x3x5x6xi32> -> tensor<1x3x10x11xf32>
+  return
+}

@@ -47,6 +47,7 @@ func.func @shapes(%x: tensor<8x64x1x1xf32>, %y: tensor<8x96x7x7xf32>) -> (tensor
 func.func @grads(%dy: tensor<2x8x5x4xf32>, %x: tensor<2x4x9x7xf32>, %w: tensor<8x4x3x3xf32>,
                  %bdy: tensor<2x8x5x5xf32>, %bx: tensor<2x8x5x5xf32>, %c: tensor<8xf32>,
                  %pdy: tensor<1x3x5x6xf32>, %px: tensor<1x3x10x11xf32>,
+                 %pidx: tensor<1x3x5x6xui8>,
                  %l: tensor<4x10xf32>, %lab: tensor<4xi64>, %g: tensor<f32>) {
   // CHECK: fluid.conv2d_grad_input %{{.*}}, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x8x5x4xf32>, tensor<8x4x3x3xf32>) -> tensor<2x4x9x7xf32>
   %0 = fluid.conv2d_grad_input %dy, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
@@ -65,6 +66,9 @@ func.func @grads(%dy: tensor<2x8x5x4xf32>, %x: tensor<2x4x9x7xf32>, %w: tensor<8
   // CHECK: fluid.max_pool2d_grad %{{.*}}, %{{.*}} {kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x3x5x6xf32>, tensor<1x3x10x11xf32>
   %6 = fluid.max_pool2d_grad %pdy, %px {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
       : tensor<1x3x5x6xf32>, tensor<1x3x10x11xf32>
+  // CHECK: fluid.max_pool2d_grad_indices %{{.*}}, %{{.*}} {kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x3x5x6xf32>, tensor<1x3x5x6xui8> -> tensor<1x3x10x11xf32>
+  %from_indices = fluid.max_pool2d_grad_indices %pdy, %pidx {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<1x3x5x6xf32>, tensor<1x3x5x6xui8> -> tensor<1x3x10x11xf32>
   // CHECK: fluid.avg_pool2d_grad %{{.*}} {kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x3x5x6xf32> -> tensor<1x3x10x11xf32>
   %7 = fluid.avg_pool2d_grad %pdy {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
       : tensor<1x3x5x6xf32> -> tensor<1x3x10x11xf32>

@@ -77,6 +77,12 @@ bool mlir::fluid::isFluidTensor(Type type) {
   return isFloatTensor(type) || isIntTensor(type);
 }
 
+bool mlir::fluid::isByteTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType().isUnsignedInteger(8) &&
+         hasRepresentableShape(tensor);
+}
+
 //===----------------------------------------------------------------------===//
 // Attribute verification
 //===----------------------------------------------------------------------===//

@@ -189,6 +189,21 @@ LogicalResult MaxPool2DGradOp::verify() {
   return expectGradOutputType(*this, *forward, getGradOutput().getType());
 }
 
+LogicalResult MaxPool2DGradIndicesOp::verify() {
+  ShapeErrors errors(getLoc(), getOperationName());
+  auto forward = inferMaxPool2DWithIndicesTypes(
+      errors, getType(), getKernelSize(), getStrides(), getPadding(),
+      getDilation(), getCeilMode());
+  if (failed(forward) || failed(expectGradOutputType(
+                             *this, forward->first, getGradOutput().getType())))
+    return failure();
+  if (forward->second != getIndices().getType())
+    return emitOpError() << "indices have type " << getIndices().getType()
+                         << ", but the forward op's would be "
+                         << forward->second;
+  return success();
+}
+
 LogicalResult AvgPool2DGradOp::verify() {
   ShapeErrors errors(getLoc(), getOperationName());
   FailureOr<RankedTensorType> forward =

@@ -386,6 +386,52 @@ LogicalResult MaxPool2DOp::inferReturnTypes(MLIRContext *context,
                      adaptor.getCeilMode(), inferred);
 }
 
+FailureOr<std::pair<RankedTensorType, RankedTensorType>>
+mlir::fluid::detail::inferMaxPool2DWithIndicesTypes(
+    const ShapeErrors &errors, RankedTensorType input, ArrayRef<int64_t> kernel,
+    ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+    ArrayRef<int64_t> dilation, bool ceilMode) {
+  FailureOr<RankedTensorType> output = inferPool2DType(
+      errors, input, kernel, strides, padding, dilation, ceilMode);
+  if (failed(output))
+    return failure();
+  // inferPool2DType has checked that there are two sizes, each >= 1.
+  std::optional<int64_t> cells =
+      llvm::checkedMul<int64_t>(kernel[0], kernel[1]);
+  if (!cells || *cells > kMaxPoolIndexCells) {
+    (void)errors.fail("the kernel ", kernel[0], "x", kernel[1],
+                      " has more "
+                      "than ",
+                      kMaxPoolIndexCells, " cells, too many for ui8 indices");
+    return failure();
+  }
+  auto indices = RankedTensorType::get(
+      output->getShape(),
+      IntegerType::get(input.getContext(), 8, IntegerType::Unsigned));
+  return std::make_pair(*output, indices);
+}
+
+LogicalResult MaxPool2DWithIndicesOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor rawAdaptor,
+    SmallVectorImpl<Type> &inferred) {
+  Properties defaults;
+  Adaptor adaptor =
+      withDefaults<MaxPool2DWithIndicesOp>(context, rawAdaptor, defaults);
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> input =
+      errors.tensor(adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  auto types = inferMaxPool2DWithIndicesTypes(
+      errors, *input, adaptor.getKernelSize(), adaptor.getStrides(),
+      adaptor.getPadding(), adaptor.getDilation(), adaptor.getCeilMode());
+  if (failed(types))
+    return failure();
+  inferred.push_back(types->first);
+  inferred.push_back(types->second);
+  return success();
+}
+
 LogicalResult AvgPool2DOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> loc,
                                             Adaptor rawAdaptor,

@@ -204,6 +204,16 @@ inferPool2DType(const ShapeErrors &errors, RankedTensorType input,
                 ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
                 bool ceilMode);
 
+/// The shape rule of fluid.max_pool2d_with_indices and its gradient: the
+/// output type (as inferPool2DType) and that of the indices (its shape,
+/// ui8), once the kernel has at most kMaxPoolIndexCells cells.
+FailureOr<std::pair<RankedTensorType, RankedTensorType>>
+inferMaxPool2DWithIndicesTypes(const ShapeErrors &errors,
+                               RankedTensorType input, ArrayRef<int64_t> kernel,
+                               ArrayRef<int64_t> strides,
+                               ArrayRef<int64_t> padding,
+                               ArrayRef<int64_t> dilation, bool ceilMode);
+
 /// A normalized axis in [0, rank) (callers have verified the range).
 inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;

@@ -94,6 +94,17 @@ fluid_status fluid_cpu_max_pool2d_grad(const fluid_tensor *grad_output,
                                        fluid_tensor *grad_input,
                                        const fluid_max_pool2d_params *params);
 
+/// Gradient of max_pool2d from the picks fluid_cpu_max_pool2d_with_indices
+/// wrote: indices (FLUID_U8, grad_output's shape [N,C,OH,OW]) name each
+/// window's cell, into which its grad_output is added; grad_input
+/// [N,C,H,W] is the forward input's shape. Bitwise what
+/// fluid_cpu_max_pool2d_grad gives from that input: the same sums in the
+/// same order. An index naming a tap outside the input (padding, or past
+/// the kernel's cells) sends nothing.
+fluid_status fluid_cpu_max_pool2d_grad_indices(
+    const fluid_tensor *grad_output, const fluid_tensor *indices,
+    fluid_tensor *grad_input, const fluid_max_pool2d_params *params);
+
 /// Gradient of avg_pool2d: each element of grad_output [N,C,OH,OW], divided
 /// by its window's divisor (as in the forward), is added into the window's
 /// cells of grad_input [N,C,H,W] (the forward input's shape).

@@ -184,6 +184,17 @@ fluid_status fluid_cpu_max_pool2d(const fluid_tensor *input,
                                   fluid_tensor *output,
                                   const fluid_max_pool2d_params *params);
 
+/// max_pool2d that also writes each window's pick to indices (FLUID_U8,
+/// output's shape): its offset kh * kw_size + kw in the window, for tap
+/// (kh, kw) of the kernel (padded taps counted), picked as
+/// fluid_cpu_max_pool2d picks it (the first maximum in row-major window
+/// order; a NaN wins, the last one if several; a window of -inf only, its
+/// first tap inside the input). The kernel has at most 256 cells.
+fluid_status
+fluid_cpu_max_pool2d_with_indices(const fluid_tensor *input,
+                                  fluid_tensor *output, fluid_tensor *indices,
+                                  const fluid_max_pool2d_params *params);
+
 /// Output size as for max_pool2d with dilation 1.
 fluid_status fluid_cpu_avg_pool2d(const fluid_tensor *input,
                                   fluid_tensor *output,

@@ -266,6 +266,11 @@ fluid_status fluid_cuda_max_pool2d(fluid_cuda_context *context,
                                    const fluid_tensor *input,
                                    fluid_tensor *output,
                                    const fluid_max_pool2d_params *params);
+fluid_status
+fluid_cuda_max_pool2d_with_indices(fluid_cuda_context *context,
+                                   const fluid_tensor *input,
+                                   fluid_tensor *output, fluid_tensor *indices,
+                                   const fluid_max_pool2d_params *params);
 fluid_status fluid_cuda_avg_pool2d(fluid_cuda_context *context,
                                    const fluid_tensor *input,
                                    fluid_tensor *output,
@@ -275,6 +280,10 @@ fluid_status fluid_cuda_max_pool2d_grad(fluid_cuda_context *context,
                                         const fluid_tensor *input,
                                         fluid_tensor *grad_input,
                                         const fluid_max_pool2d_params *params);
+fluid_status fluid_cuda_max_pool2d_grad_indices(
+    fluid_cuda_context *context, const fluid_tensor *grad_output,
+    const fluid_tensor *indices, fluid_tensor *grad_input,
+    const fluid_max_pool2d_params *params);
 fluid_status fluid_cuda_avg_pool2d_grad(fluid_cuda_context *context,
                                         const fluid_tensor *grad_output,
                                         fluid_tensor *grad_input,

@@ -70,6 +70,12 @@ def Fluid_IntTensor : Type<
     "statically shaped tensor of i32 or i64, of rank at most 8, whose size fits in 64 bits",
     "::mlir::RankedTensorType">;
 
+// Byte tensors: the window-local picks of fluid.max_pool2d_with_indices.
+def Fluid_ByteTensor : Type<
+    CPred<"::mlir::fluid::isByteTensor($_self)">,
+    "statically shaped tensor of ui8, of rank at most 8, whose size fits in 64 bits",
+    "::mlir::RankedTensorType">;
+
 def Fluid_Tensor : Type<
     CPred<"::mlir::fluid::isFluidTensor($_self)">,
     "statically shaped tensor of f16, bf16, f32, f64, i32 or i64, of rank at most 8, whose size fits in 64 bits",

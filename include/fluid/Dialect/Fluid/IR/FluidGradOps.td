@@ -133,6 +133,40 @@ def Fluid_MaxPool2DGradOp : Fluid_GradOp<"max_pool2d_grad", [
   let hasVerifier = 1;
 }
 
+def Fluid_MaxPool2DGradIndicesOp : Fluid_GradOp<"max_pool2d_grad_indices"> {
+  let summary = "Gradient of max_pool2d from the picks max_pool2d_with_indices saved";
+  let description = [{
+    Each window's gradient goes to the cell its index names (the offset
+    `kh * KW + kw` of the pick in the window, see
+    `fluid.max_pool2d_with_indices`); a cell that several windows picked
+    gets their sum, in row-major window order: the same result as
+    `fluid.max_pool2d_grad` of the input the indices were taken from,
+    which this op does not read. The result type is the forward input's;
+    the verifier checks that a `fluid.max_pool2d_with_indices` of it with
+    these attributes has the types of `grad_output` and `indices`.
+
+    ```mlir
+    %dx = fluid.max_pool2d_grad_indices %dy, %idx {kernel_size = array<i64: 3, 3>,
+        strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+        : tensor<8x64x56x56xf32>, tensor<8x64x56x56xui8> -> tensor<8x64x112x112xf32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$grad_output,
+    Fluid_ByteTensor:$indices,
+    DenseI64ArrayAttr:$kernel_size,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+    UnitAttr:$ceil_mode);
+  let results = (outs Fluid_FloatTensor:$grad_input);
+  let assemblyFormat = [{
+    $grad_output `,` $indices attr-dict `:` type($grad_output) `,`
+    type($indices) `->` type($grad_input)
+  }];
+  let hasVerifier = 1;
+}
+
 def Fluid_AvgPool2DGradOp : Fluid_GradOp<"avg_pool2d_grad"> {
   let summary = "Gradient of avg_pool2d";
   let description = [{

@@ -34,6 +34,13 @@ bool isFloatTensor(Type type);
 bool isIntTensor(Type type);
 /// Either of the above.
 bool isFluidTensor(Type type);
+/// Likewise for ui8 (the picks of fluid.max_pool2d_with_indices); not a
+/// fluid tensor: no parameter, argument or constant has this type.
+bool isByteTensor(Type type);
+
+/// The most cells the kernel of fluid.max_pool2d_with_indices (and of its
+/// gradient) may have: each window's pick is a ui8 offset in the window.
+constexpr int64_t kMaxPoolIndexCells = 256;
 
 /// Fails, naming the attribute and the nearest declared one, if `op` carries
 /// an attribute without a dialect prefix that is not among `known`.

@@ -324,6 +324,31 @@ def Fluid_MaxPool2DOp : Fluid_Pool2DOp<"max_pool2d", "Max",
   }];
 }
 
+def Fluid_MaxPool2DWithIndicesOp : Fluid_Pool2DOp<"max_pool2d_with_indices",
+    "Max", (ins DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation)> {
+  let summary = "Max pooling over NCHW windows that also returns each window's pick";
+  let description = [{
+    `output` is exactly `fluid.max_pool2d`'s; `indices`, of the output's
+    shape, holds for each window the offset of its pick inside the window,
+    `kh * KW + kw` for tap (kh, kw) of the KH x KW kernel (padded taps
+    counted), by `fluid.max_pool2d`'s rule: the first maximum in row-major
+    window order, but a NaN wins (the last one if several), and a window
+    of -inf only picks its first tap inside the input. The indices are ui8,
+    so the kernel has at most 256 cells. `fluid.max_pool2d_grad_indices`
+    takes them instead of the input; --fluid-pool-indices introduces both.
+
+    ```mlir
+    %y, %idx = fluid.max_pool2d_with_indices %x {kernel_size = array<i64: 3, 3>,
+        strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+        : tensor<8x64x112x112xf32> -> tensor<8x64x56x56xf32>, tensor<8x64x56x56xui8>
+    ```
+  }];
+  let results = (outs Fluid_FloatTensor:$output, Fluid_ByteTensor:$indices);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($output) `,` type($indices)
+  }];
+}
+
 def Fluid_AvgPool2DOp : Fluid_Pool2DOp<"avg_pool2d", "Average",
     (ins UnitAttr:$count_include_pad)> {
   let description = [{
