@@ -1,4 +1,4 @@
-func.func @f(%a: tensor<2x3x4xf32>, %b: tensor<5x1x4xf32>) -> tensor<2x3x4xf32> {
-  %0 = fluid.mul %a, %b : tensor<2x3x4xf32>, tensor<5x1x4xf32> -> tensor<2x3x4xf32>
-  return %0 : tensor<2x3x4xf32>
+func.func @f(%x: tensor<8xf32>, %c: tensor<8xf32>) {
+  %y = fluid.batch_norm_apply %x, %c, %c, %c, %c : tensor<8xf32>, tensor<8xf32>
+  return
 }

@@ -1,4 +1,4 @@
-func.func @f(%a: tensor<2x3xf32>, %b: tensor<2x3xbf16>) -> tensor<2x3xf32> {
-  %0 = fluid.sub %a, %b : tensor<2x3xf32>, tensor<2x3xbf16> -> tensor<2x3xf32>
-  return %0 : tensor<2x3xf32>
+func.func @f(%x: tensor<2x8x5x5xf32>, %c: tensor<4xf32>) {
+  %y = fluid.batch_norm_apply %x, %c, %c, %c, %c : tensor<2x8x5x5xf32>, tensor<4xf32>
+  return
 }

@@ -1,4 +1,4 @@
-func.func @f(%x: tensor<1x3x10x11xf32>) -> tensor<1x3x9x10xf32> {
-  %0 = fluid.avg_pool2d %x {kernel_size = array<i64: 2>} : tensor<1x3x10x11xf32> -> tensor<1x3x9x10xf32>
-  return %0 : tensor<1x3x9x10xf32>
+func.func @f(%x: tensor<2x8x5x5xf32>, %c: tensor<8xf64>) {
+  %y = fluid.batch_norm_apply %x, %c, %c, %c, %c : tensor<2x8x5x5xf32>, tensor<8xf64>
+  return
 }

@@ -1,4 +1,6 @@
-func.func @f(%x: tensor<1x3x10x11xf32>) -> tensor<1x3x9x1xf32> {
-  %0 = fluid.max_pool2d %x {kernel_size = array<i64: 2, 12>} : tensor<1x3x10x11xf32> -> tensor<1x3x9x1xf32>
-  return %0 : tensor<1x3x9x1xf32>
+// The per-channel operands have one type (only the generic form can say
+// otherwise).
+func.func @f(%x: tensor<2x8xf32>, %c: tensor<8xf32>, %d: tensor<8xf64>) {
+  %y = "fluid.batch_norm_apply"(%x, %c, %c, %c, %d) : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf64>) -> tensor<2x8xf32>
+  return
 }

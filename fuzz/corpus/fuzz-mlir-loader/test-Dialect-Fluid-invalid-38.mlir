@@ -1,4 +1,4 @@
-func.func @f(%x: tensor<3x10xf32>) -> tensor<3x10x1x1xf32> {
-  %0 = fluid.global_avg_pool %x : tensor<3x10xf32> -> tensor<3x10x1x1xf32>
-  return %0 : tensor<3x10x1x1xf32>
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  %0 = fluid.add %a, %b : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
 }

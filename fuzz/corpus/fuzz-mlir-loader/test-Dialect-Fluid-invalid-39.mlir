@@ -1,4 +1,4 @@
-func.func @f(%x: tensor<1x3x0x4xf32>) -> tensor<1x3x1x1xf32> {
-  %0 = fluid.global_avg_pool %x : tensor<1x3x0x4xf32> -> tensor<1x3x1x1xf32>
-  return %0 : tensor<1x3x1x1xf32>
+func.func @f(%a: tensor<2x3x4xf32>, %b: tensor<5x1x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = fluid.mul %a, %b : tensor<2x3x4xf32>, tensor<5x1x4xf32> -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
 }

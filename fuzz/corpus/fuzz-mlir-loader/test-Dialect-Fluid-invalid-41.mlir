@@ -1,4 +1,4 @@
-func.func @f(%a: tensor<4x8xf32>, %b: tensor<2x8x5xf32>) -> tensor<4x5xf32> {
-  %0 = fluid.matmul %a, %b : tensor<4x8xf32>, tensor<2x8x5xf32> -> tensor<4x5xf32>
-  return %0 : tensor<4x5xf32>
+func.func @f(%x: tensor<3x10x11xf32>) -> tensor<3x9x10xf32> {
+  %0 = fluid.max_pool2d %x {kernel_size = array<i64: 2, 2>} : tensor<3x10x11xf32> -> tensor<3x9x10xf32>
+  return %0 : tensor<3x9x10xf32>
 }

@@ -1,4 +1,4 @@
-func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>) -> tensor<4x8xf32> {
-  %0 = fluid.matmul %a, %b {transpose_rhs} : tensor<4x8xf32>, tensor<8x5xf32> -> tensor<4x8xf32>
-  return %0 : tensor<4x8xf32>
+func.func @f(%x: tensor<1x3x10x11xf32>) -> tensor<1x3x9x10xf32> {
+  %0 = fluid.avg_pool2d %x {kernel_size = array<i64: 2>} : tensor<1x3x10x11xf32> -> tensor<1x3x9x10xf32>
+  return %0 : tensor<1x3x9x10xf32>
 }

@@ -1,4 +1,4 @@
-func.func @f(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
-  %0 = fluid.linear %x, %w : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
-  return %0 : tensor<4x8xf32>
+func.func @f(%x: tensor<1x3x10x11xf32>) -> tensor<1x3x9x10xf32> {
+  %0 = fluid.max_pool2d %x : tensor<1x3x10x11xf32> -> tensor<1x3x9x10xf32>
+  return %0 : tensor<1x3x9x10xf32>
 }

@@ -1,4 +1,4 @@
-func.func @f(%x: tensor<4x8xf32>, %w: tensor<5x8xf32>, %b: tensor<1x5xf32>) -> tensor<4x5xf32> {
-  %0 = fluid.linear %x, %w, %b : tensor<4x8xf32>, tensor<5x8xf32>, tensor<1x5xf32> -> tensor<4x5xf32>
-  return %0 : tensor<4x5xf32>
+func.func @f(%x: tensor<3x10xf32>) -> tensor<3x10x1x1xf32> {
+  %0 = fluid.global_avg_pool %x : tensor<3x10xf32> -> tensor<3x10x1x1xf32>
+  return %0 : tensor<3x10x1x1xf32>
 }

@@ -1,4 +1,4 @@
-func.func @f(%x: tensor<2x3xf32>) -> tensor<6xf64> {
-  %0 = fluid.reshape %x : tensor<2x3xf32> -> tensor<6xf64>
-  return %0 : tensor<6xf64>
+func.func @f(%a: tensor<4xf32>, %b: tensor<4x5xf32>) -> tensor<5xf32> {
+  %0 = fluid.matmul %a, %b : tensor<4xf32>, tensor<4x5xf32> -> tensor<5xf32>
+  return %0 : tensor<5xf32>
 }

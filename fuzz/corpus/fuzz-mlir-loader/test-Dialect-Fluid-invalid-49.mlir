@@ -1,4 +1,4 @@
-func.func @f(%x: tensor<2x3x4x5xf32>) -> tensor<120x1xf32> {
-  %0 = fluid.flatten %x {axis = 5 : i64} : tensor<2x3x4x5xf32> -> tensor<120x1xf32>
-  return %0 : tensor<120x1xf32>
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<2x8x5xf32>) -> tensor<4x5xf32> {
+  %0 = fluid.matmul %a, %b : tensor<4x8xf32>, tensor<2x8x5xf32> -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
 }

@@ -1,4 +1,4 @@
-func.func @f() -> tensor<1xf32> {
-  %0 = "fluid.concat"() {axis = 0 : i64} : () -> tensor<1xf32>
-  return %0 : tensor<1xf32>
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>) -> tensor<4x8xf32> {
+  %0 = fluid.matmul %a, %b {transpose_rhs} : tensor<4x8xf32>, tensor<8x5xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 }

@@ -1,4 +1,4 @@
-func.func @f(%a: tensor<2x3x4xf32>, %b: tensor<2x3x5xf32>) -> tensor<2x6x4xf32> {
-  %0 = fluid.concat %a, %b {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x3x5xf32>) -> tensor<2x6x4xf32>
-  return %0 : tensor<2x6x4xf32>
+func.func @f(%a: tensor<3x4x8xf32>, %b: tensor<2x8x5xf32>) -> tensor<3x4x5xf32> {
+  %0 = fluid.matmul %a, %b : tensor<3x4x8xf32>, tensor<2x8x5xf32> -> tensor<3x4x5xf32>
+  return %0 : tensor<3x4x5xf32>
 }

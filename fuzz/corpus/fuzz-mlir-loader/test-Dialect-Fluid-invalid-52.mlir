@@ -1,4 +1,4 @@
-func.func @f(%a: tensor<2x3x4xf32>, %b: tensor<2x3xf32>) -> tensor<2x6x4xf32> {
-  %0 = fluid.concat %a, %b {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x3xf32>) -> tensor<2x6x4xf32>
-  return %0 : tensor<2x6x4xf32>
+func.func @f(%x: tensor<4x8xf32>, %w: tensor<5x6xf32>) -> tensor<4x5xf32> {
+  %0 = fluid.linear %x, %w : tensor<4x8xf32>, tensor<5x6xf32> -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
 }

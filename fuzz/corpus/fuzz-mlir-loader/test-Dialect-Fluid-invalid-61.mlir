@@ -1,4 +1,4 @@
-func.func @f(%x: tensor<4x10xf32>, %l: tensor<4x1xi64>) -> tensor<f32> {
-  %0 = fluid.softmax_cross_entropy %x, %l : tensor<4x10xf32>, tensor<4x1xi64> -> tensor<f32>
-  return %0 : tensor<f32>
+func.func @f(%a: tensor<2xf32>, %b: tensor<2xi64>) -> tensor<4xf32> {
+  %0 = fluid.concat %a, %b {axis = 0 : i64} : (tensor<2xf32>, tensor<2xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

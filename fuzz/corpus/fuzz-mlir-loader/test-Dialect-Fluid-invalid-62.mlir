@@ -1,4 +1,4 @@
-func.func @f(%x: tensor<4x0xf32>, %l: tensor<4xi64>) -> tensor<f32> {
-  %0 = fluid.softmax_cross_entropy %x, %l : tensor<4x0xf32>, tensor<4xi64> -> tensor<f32>
-  return %0 : tensor<f32>
+func.func @f(%a: tensor<2x3x4xf32>) -> tensor<2x6x4xf32> {
+  %0 = fluid.concat %a, %a {axis = -4 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
+  return %0 : tensor<2x6x4xf32>
 }

@@ -1,4 +1,4 @@
-func.func @f(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4xf32> {
-  %0 = fluid.mean %x {axes = array<i64: 4>} : tensor<2x3x4x5xf32> -> tensor<2x3x4xf32>
-  return %0 : tensor<2x3x4xf32>
+func.func @f(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %0 = fluid.softmax %x {axis = 2 : i64} : tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
 }

@@ -1,4 +1,4 @@
-func.func @f() -> tensor<2xi8> {
-  %0 = fluid.constant dense<[1, 2]> : tensor<2xi8>
-  return %0 : tensor<2xi8>
+func.func @f(%x: tensor<4x10xf32>, %l: tensor<3xi64>) -> tensor<f32> {
+  %0 = fluid.softmax_cross_entropy %x, %l : tensor<4x10xf32>, tensor<3xi64> -> tensor<f32>
+  return %0 : tensor<f32>
 }

@@ -1,1 +1,4 @@
-fluid.param @b : tensor<8xf32> init kaiming_normal(fan_in, gain = 1.0)
+func.func @f(%x: tensor<4x10x2xf32>, %l: tensor<4xi64>) -> tensor<f32> {
+  %0 = fluid.softmax_cross_entropy %x, %l : tensor<4x10x2xf32>, tensor<4xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -1,1 +1,4 @@
-fluid.param @step : tensor<i64> init normal(std = 1.0)
+func.func @f(%x: tensor<4x10xf32>, %l: tensor<4x1xi64>) -> tensor<f32> {
+  %0 = fluid.softmax_cross_entropy %x, %l : tensor<4x10xf32>, tensor<4x1xi64> -> tensor<f32>
+  return %0 : tensor<f32>
+}

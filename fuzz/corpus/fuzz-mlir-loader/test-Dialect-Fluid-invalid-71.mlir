@@ -1,1 +1,4 @@
-fluid.param @w : tensor<4xf32> init zeros {decay_mult = 0x7FF0000000000000 : f64}
+func.func @f(%x: tensor<4x10xf32>, %l: tensor<4xf32>) -> tensor<f32> {
+  %0 = fluid.softmax_cross_entropy %x, %l : tensor<4x10xf32>, tensor<4xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -1,1 +1,4 @@
-fluid.param @w : tensor<4x4xf32> init uniform(1.0, -1.0)
+func.func @f(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4xf32> {
+  %0 = fluid.mean %x {axes = array<i64: 4>} : tensor<2x3x4x5xf32> -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}

@@ -1,1 +1,1 @@
-fluid.param @w : tensor<4x4xf32> init gaussian(std = 1.0)
+fluid.param @b : tensor<8xf32> init kaiming_normal(fan_in, gain = 1.0)

@@ -1,1 +1,1 @@
-fluid.param @w : tensor<4x4xf32> init kaiming_uniform(fan_avg, gain = 1.0)
+fluid.param @step : tensor<i64> init normal(std = 1.0)

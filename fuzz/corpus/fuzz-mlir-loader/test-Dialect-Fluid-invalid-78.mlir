@@ -1,1 +1,1 @@
-fluid.param @w : tensor<?x4xf32> init zeros
+fluid.param @w : tensor<4xf32> init zeros {lr_mult = -1.0 : f64}

@@ -1,2 +1,1 @@
-fluid.param @w : tensor<4xf32> init zeros
-fluid.param @w : tensor<4xf32> init ones
+fluid.param @w : tensor<4x4xf32> init normal(std = 0.0)

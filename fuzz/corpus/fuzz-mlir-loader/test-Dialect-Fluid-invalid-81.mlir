@@ -1,4 +1,1 @@
-func.func @f() -> tensor<4xf32> {
-  %0 = fluid.get_param @missing : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
+fluid.param @w : tensor<4x4xf32> init uniform(1.0, -1.0)

@@ -1,5 +1,1 @@
-fluid.param @w : tensor<4xf32> init zeros
-func.func @f() -> tensor<5xf32> {
-  %0 = fluid.get_param @w : tensor<5xf32>
-  return %0 : tensor<5xf32>
-}
+fluid.param @w : tensor<4x4xf32> init xavier_uniform(gain = -2.0)

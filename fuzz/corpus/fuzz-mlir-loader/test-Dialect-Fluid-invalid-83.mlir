@@ -1,7 +1,1 @@
-func.func @g() {
-  return
-}
-func.func @f() -> tensor<4xf32> {
-  %0 = fluid.get_param @g : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
+fluid.param @w : tensor<4x4xf32> init constant(0x7FF8000000000000)

@@ -1,5 +1,1 @@
-fluid.param @w : tensor<4xf32> init zeros
-func.func @f(%v: tensor<4xf64>) {
-  fluid.set_param @w, %v : tensor<4xf64>
-  return
-}
+fluid.param @w : tensor<4x4xf32> init gaussian(std = 1.0)

@@ -1,4 +1,1 @@
-func.func @f(%v: tensor<4xf32>) {
-  fluid.set_param @nothing, %v : tensor<4xf32>
-  return
-}
+fluid.param @w : tensor<4x4xf32> init kaiming_uniform(fan_avg, gain = 1.0)

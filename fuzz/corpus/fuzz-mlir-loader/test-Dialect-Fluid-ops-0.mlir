@@ -48,6 +48,15 @@ func.func @batch_norm(%x: tensor<2x8x5x5xf32>, %g: tensor<8xf32>, %b: tensor<8xf
   return %y, %rv, %z, %y2#0 : tensor<2x8x5x5xf32>, tensor<8xf32>, tensor<2x8x5x5xf32>, tensor<4x8xf64>
 }
 
+func.func @batch_norm_apply(%x: tensor<2x8x5x5xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>,
+                            %m: tensor<8xf32>, %v: tensor<8xf32>, %f: tensor<4x8xf64>, %c: tensor<8xf64>)
+    -> (tensor<2x8x5x5xf32>, tensor<4x8xf64>) {
+  %y, %mean, %inv_std, %rm, %rv = fluid.batch_norm %x, %g, %b, %m, %v : tensor<2x8x5x5xf32>, tensor<8xf32>
+  %z = fluid.batch_norm_apply %x, %g, %b, %mean, %inv_std : tensor<2x8x5x5xf32>, tensor<8xf32>
+  %w = fluid.batch_norm_apply %f, %c, %c, %c, %c : tensor<4x8xf64>, tensor<8xf64>
+  return %z, %w : tensor<2x8x5x5xf32>, tensor<4x8xf64>
+}
+
 func.func @elementwise(%a: tensor<2x3x4xf32>, %b: tensor<3x1xf32>, %s: tensor<f32>)
     -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
   %0 = fluid.relu %a : tensor<2x3x4xf32>
@@ -66,6 +75,8 @@ func.func @pooling(%x: tensor<1x3x10x11xf32>)
       : tensor<1x3x10x11xf32> -> tensor<1x3x5x6xf32>
   %1 = fluid.max_pool2d %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilation = array<i64: 2, 1>, ceil_mode}
       : tensor<1x3x10x11xf32> -> tensor<1x3x5x6xf32>
+  %y, %idx = fluid.max_pool2d_with_indices %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, ceil_mode}
+      : tensor<1x3x10x11xf32> -> tensor<1x3x6x6xf32>, tensor<1x3x6x6xui8>
   %2 = fluid.avg_pool2d %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 3, 2>, padding = array<i64: 1, 1, 1, 1>, count_include_pad}
       : tensor<1x3x10x11xf32> -> tensor<1x3x4x6xf32>
   %3 = fluid.global_avg_pool %x : tensor<1x3x10x11xf32> -> tensor<1x3x1x1xf32>
@@ -110,6 +121,6 @@ func.func @reductions(%x: tensor<2x3x4x5xf32>) -> (tensor<f32>, tensor<2x3x1x1xf
   return %0, %1, %2 : tensor<f32>, tensor<2x3x1x1xf32>, tensor<3xf32>
 }
 
-func.func @init_attribute() attributes {fluid.init = #fluid.init<normal(std = 0.02)>} {
+func.func @init_attribute() attributes {test.init = #fluid.init<normal(std = 0.02)>} {
   return
 }

@@ -1,0 +1,4 @@
+// A function without temporaries has no peak position.
+func.func @none(%x: memref<f32>) {
+  return
+}

@@ -1,0 +1,5 @@
+func.func @blocks() {
+  return
+^unreachable:
+  return
+}

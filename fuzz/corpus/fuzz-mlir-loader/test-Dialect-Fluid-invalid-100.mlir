@@ -1,0 +1,3 @@
+func.func @f() attributes {fluid.entry = 1} {
+  return
+}

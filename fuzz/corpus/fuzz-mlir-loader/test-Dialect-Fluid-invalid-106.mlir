@@ -1,0 +1,4 @@
+func.func @f(%x: tensor<1x3x10x11xf32>) {
+  %y, %i = fluid.max_pool2d_with_indices %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x3x10x11xf32> -> tensor<1x3x5x6xf32>, tensor<1x3x5x6xi8>
+  return
+}

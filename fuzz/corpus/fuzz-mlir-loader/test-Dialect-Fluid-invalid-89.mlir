@@ -1,0 +1,4 @@
+func.func @f() -> tensor<4xf32> {
+  %0 = fluid.get_param @missing : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -1,0 +1,3 @@
+func.func @misplaced() attributes {fluid_rt.workspace_limit = 0 : i64} {
+  return
+}

@@ -1,0 +1,2 @@
+module attributes {fluid_rt.arena_bytes = 0 : i64} {
+}

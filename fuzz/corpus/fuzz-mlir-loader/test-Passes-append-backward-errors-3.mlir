@@ -1,0 +1,8 @@
+module {
+  func.func @a() {
+    return
+  }
+  func.func @b() {
+    return
+  }
+}

@@ -1,0 +1,5 @@
+func.func @step() attributes {fluid.entry} {
+  return
+^unreachable:
+  return
+}
