@@ -172,6 +172,14 @@ struct ForwardPass {
   static constexpr ConvPass pass = ConvPass::Forward;
   static constexpr const char *name = "forward";
   static constexpr int algorithmCount = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+  /// FFT and Winograd: they round differently from direct sums, by far
+  /// more than f32 arithmetic does.
+  static bool transforms(int algo) {
+    return algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+  }
   using Perf = cudnnConvolutionFwdAlgoPerf_t;
   using Algo = cudnnConvolutionFwdAlgo_t;
 
@@ -205,6 +213,12 @@ struct BackwardDataPass {
   static constexpr ConvPass pass = ConvPass::BackwardData;
   static constexpr const char *name = "backward-data";
   static constexpr int algorithmCount = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+  static bool transforms(int algo) {
+    return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+           algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+           algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+           algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+  }
   using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
   using Algo = cudnnConvolutionBwdDataAlgo_t;
 
@@ -239,6 +253,12 @@ struct BackwardFilterPass {
   static constexpr ConvPass pass = ConvPass::BackwardFilter;
   static constexpr const char *name = "backward-filter";
   static constexpr int algorithmCount = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+  static bool transforms(int algo) {
+    return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+           algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+           algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD ||
+           algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+  }
   using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
   using Algo = cudnnConvolutionBwdFilterAlgo_t;
 
@@ -308,10 +328,10 @@ private:
 /// returns the fastest usable one whose workspace is at most `limit`
 /// (none: any), preferring deterministic algorithms (those that add with
 /// atomics give results that differ from run to run, which training then
-/// amplifies) to any other: one of those only where no deterministic one
-/// fits the limit. With FMA math requested (f32 without TF32) a
-/// tensor-core result is not usable, and the choice runs with FMA math
-/// whatever cuDNN reported.
+/// amplifies) to any other, and with FMA math direct sums to FFT and
+/// Winograd (whose rounding is far from f32 arithmetic's). With FMA math
+/// requested (f32 without TF32) a tensor-core result is not usable, and the
+/// choice runs with FMA math whatever cuDNN reported.
 template <typename Pass>
 ConvAlgoChoice search(cudnnHandle_t h, ConvOperands &ops,
                       const ConvAlgoKey &key, std::optional<size_t> limit) {
@@ -336,15 +356,23 @@ ConvAlgoChoice search(cudnnHandle_t h, ConvOperands &ops,
     Pass::find(h, ops, static_cast<int>(perf.size()), &returned, perf.data(),
                scratch.data(), scratch.bytes());
   }
-  // Deterministic algorithms first; one that adds atomically only where
-  // none fits the workspace limit.
-  for (bool deterministicOnly : {true, false}) {
+  // In order of preference. With f32 math (no TF32): deterministic direct
+  // sums, then direct sums, then deterministic FFT or Winograd, then any;
+  // otherwise deterministic, then any.
+  const bool fmaOnly = key.mathType == CUDNN_FMA_MATH;
+  struct Tier {
+    bool deterministic, direct;
+  };
+  std::vector<Tier> tiers = {{true, false}, {false, false}};
+  if (fmaOnly)
+    tiers = {{true, true}, {false, true}, {true, false}, {false, false}};
+  for (const Tier &tier : tiers) {
     for (int i = 0; i < returned; ++i) {
       const typename Pass::Perf &p = perf[i];
       if (p.status != CUDNN_STATUS_SUCCESS ||
-          (deterministicOnly && p.determinism != CUDNN_DETERMINISTIC))
+          (tier.deterministic && p.determinism != CUDNN_DETERMINISTIC) ||
+          (tier.direct && Pass::transforms(static_cast<int>(p.algo))))
         continue;
-      const bool fmaOnly = key.mathType == CUDNN_FMA_MATH;
       if (fmaOnly && p.mathType != CUDNN_FMA_MATH &&
           p.mathType != CUDNN_DEFAULT_MATH)
         continue;
