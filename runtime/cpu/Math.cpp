@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Broadcasting.h"
+#include "Float16.h"
 #include "TensorChecks.h"
 
 #include "fluid/runtime/CpuOptimizerKernels.h"
@@ -36,17 +37,34 @@ void dispatchCastable(const CheckedTensor &t, Fn &&body) {
     return body(int32_t{});
   case FLUID_I64:
     return body(int64_t{});
+  case FLUID_F16:
+    return body(Half{});
+  case FLUID_BF16:
+    return body(BFloat16{});
   default:
     throw Error(FLUID_ERROR_UNSUPPORTED,
                 t.name + " has dtype " + dtypeName(t.dtype()) +
-                    "; cast supports f32, f64, i32 and i64");
+                    "; cast supports f16, bf16, f32, f64, i32 and i64");
   }
 }
 
-/// Whether static_cast<To>(x) is defined and is x truncated toward zero
+template <typename T>
+constexpr bool isFloating = std::is_floating_point_v<T> || isFloat16<T>;
+
+/// A 16-bit element's (exact) f32 value; any other element as it is.
+template <typename T> auto widened(T x) {
+  if constexpr (isFloat16<T>)
+    return static_cast<float>(x);
+  else
+    return x;
+}
+
+/// Whether converting x to To is defined and is x truncated toward zero
 /// (for an integer To) or x rounded (for a float To).
 template <typename To, typename From> bool castable(From x) {
-  if constexpr (std::is_floating_point_v<To>) {
+  if constexpr (isFloat16<From>) {
+    return castable<To>(widened(x));
+  } else if constexpr (isFloating<To>) {
     return true;
   } else if constexpr (std::is_floating_point_v<From>) {
     // -2^digits and 2^digits are exact in every float type; NaN fails.
@@ -64,9 +82,22 @@ template <typename To, typename From> bool castable(From x) {
 /// `x` with enough digits to tell it from its neighbours.
 template <typename T> std::string formatElement(T x) {
   std::ostringstream text;
-  text.precision(std::numeric_limits<T>::max_digits10);
-  text << x;
+  text.precision(std::numeric_limits<decltype(widened(x))>::max_digits10);
+  text << widened(x);
   return text.str();
+}
+
+/// `x` as a `To`: to a 16-bit type rounded once (an integer through f64),
+/// from one through its exact f32 value.
+template <typename To, typename From> To convertElement(From x) {
+  if constexpr (isFloat16<To>) {
+    if constexpr (std::is_integral_v<From>)
+      return To(static_cast<double>(x));
+    else
+      return To(widened(x));
+  } else {
+    return static_cast<To>(widened(x));
+  }
 }
 
 template <typename To, typename From>
@@ -75,8 +106,8 @@ void cast(const CheckedTensor &input, const CheckedTensor &output) {
   for (int64_t i = 0; i < input.numel; ++i) {
     if (castable<To>(in[i]))
       continue;
-    if constexpr (std::is_floating_point_v<From>)
-      if (std::isnan(in[i]))
+    if constexpr (isFloating<From>)
+      if (std::isnan(widened(in[i])))
         fail(input.name + " element " + std::to_string(i) +
              " is NaN, which has no " + dtypeName(output.dtype()) + " value");
     fail(input.name + " element " + std::to_string(i) + " (" +
@@ -89,7 +120,7 @@ void cast(const CheckedTensor &input, const CheckedTensor &output) {
       std::memcpy(out, in, sizeof(To) * input.numel);
   } else {
     for (int64_t i = 0; i < input.numel; ++i)
-      out[i] = static_cast<To>(in[i]);
+      out[i] = convertElement<To>(in[i]);
   }
 }
 

@@ -123,6 +123,10 @@ class Kernels:
         """Calls `name` and returns (status, last error message)."""
         converted = []
         for arg in args:
+            if isinstance(arg, torch.Tensor) and arg.dtype == torch.bfloat16:
+                # Its bits, described as FLUID_BF16 (the view shares them).
+                arg = ctypes.byref(fluidrt.tensor(arg.view(torch.int16).numpy(),
+                                                  dtype=fluidrt.BF16))
             if isinstance(arg, torch.Tensor):
                 arg = arg.numpy()
             if isinstance(arg, np.ndarray):

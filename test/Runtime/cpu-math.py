@@ -8,6 +8,7 @@ import importlib
 import math
 import os
 import sys
+from fractions import Fraction
 
 import numpy as np
 import torch
@@ -156,6 +157,128 @@ def cast_case(suite, source, target):
     return body
 
 
+# 16-bit floats: (mantissa bits, least normal exponent, greatest exponent).
+FLOAT16_FORMATS = {torch.float16: (10, -14, 15), torch.bfloat16: (7, -126, 127)}
+FLOAT16_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16"}
+
+
+def rounded16(x, dtype):
+    """`x` (a Python float or int) rounded to nearest even in a 16-bit
+    format, exactly (with Fraction arithmetic, no intermediate rounding):
+    the oracle for every conversion to f16 and bf16."""
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return x
+    mantissa, emin, emax = FLOAT16_FORMATS[dtype]
+    value = Fraction(x)
+    sign = -1.0 if value < 0 or (value == 0 and math.copysign(1, x) < 0) \
+        else 1.0
+    magnitude = abs(value)
+    if magnitude == 0:
+        return sign * 0.0
+    e = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
+    while Fraction(2) ** e > magnitude:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= magnitude:
+        e += 1
+    spacing = Fraction(2) ** (max(e, emin) - mantissa)
+    result = round(magnitude / spacing) * spacing  # ties to even
+    if result >= Fraction(2) ** (emax + 1):
+        return sign * math.inf
+    return sign * float(result)
+
+
+def cast16_values(source, target):
+    """Values of `source` for a cast to the 16-bit `target`: ties (which
+    go to even), values just off them in f64 (where rounding through f32
+    first would tie, then go the wrong way), the largest finite value and
+    the overflow threshold, subnormals, zeros, NaN and infinities, random
+    values over many magnitudes."""
+    mantissa, emin, emax = FLOAT16_FORMATS[target]
+    ulp = 2.0 ** -mantissa
+    largest = (2 - ulp) * 2.0 ** emax
+    values = [1 + ulp / 2, 1 + 1.5 * ulp, -(1 + ulp / 2), 2 + ulp,
+              largest, -largest, largest * (1 + ulp / 8),
+              (2 - ulp / 2) * 2.0 ** emax, 2.0 ** (emin - mantissa),
+              2.0 ** (emin - mantissa - 1), 3 * 2.0 ** (emin - mantissa - 1),
+              2.0 ** emin, 0.0, -0.0, 1.0, -2.5, 1e-30, 3e38]
+    if source == torch.float64:
+        values += [1 + ulp / 2 + 2.0 ** -40, 1 + 1.5 * ulp - 2.0 ** -40,
+                   math.nan, math.inf, -math.inf, 1e300, -1e300, 1e-300]
+    elif source == torch.float32:
+        values += [math.nan, math.inf, -math.inf]
+    random = [float(v) * 10.0 ** e for e in range(-9, 9)
+              for v in torch.randn(4, dtype=torch.float64,
+                                   generator=torch.Generator().manual_seed(e + 20))]
+    if source.is_floating_point:
+        x = torch.tensor(values + random, dtype=torch.float64).to(source)
+        return x, [float(v) for v in x.to(torch.float64)]
+    ints = [0, 1, -1, 2049, -2049, 65504, 65519, 65520, 2**24 + 1,
+            2**31 - 1, -2**31]
+    if source == torch.int64:
+        ints += [2**53 + 1, 2**62 + 2**40 + 1, -2**63]
+    return torch.tensor(ints, dtype=source), ints
+
+
+def cast_to16_case(suite, source, target):
+    """Any dtype to f16 or bf16 against the exact oracle, bitwise (signed
+    zeros and NaN included)."""
+    def body():
+        x, exact = cast16_values(source, target)
+        got = torch.zeros(x.shape, dtype=target)
+        suite.kernels("fluid_cpu_cast", x, got)
+        want = [rounded16(v, target) for v in exact]
+        values = got.to(torch.float64).tolist()
+        for i, (g, w) in enumerate(zip(values, want)):
+            same = (math.isnan(g) and math.isnan(w)) or (
+                g == w and math.copysign(1, g) == math.copysign(1, w))
+            assert same, (f"element {i}: {exact[i]!r} became {g!r}, "
+                          f"want {w!r}")
+        if source.is_floating_point:
+            # NaN stays NaN, and quiet.
+            bits = got.view(torch.int16).to(torch.int32) & 0xFFFF
+            quiet = 0x7E00 if target == torch.float16 else 0x7FC0
+            for i, v in enumerate(exact):
+                if math.isnan(v):
+                    assert bits[i].item() & quiet == quiet, hex(bits[i].item())
+    return body
+
+
+def cast_from16_case(suite, source, target):
+    """f16 or bf16 to every dtype: exact widening, truncation toward zero,
+    and for a narrower float the oracle's rounding, against PyTorch."""
+    def body():
+        x = (suite.randn(64, dtype=torch.float64) * 300).to(source)
+        x[:6] = torch.tensor([0.5, -0.999, -0.0, 2.5, 65504.0, -1.0])
+        if target.is_floating_point:
+            x[6:9] = torch.tensor([math.nan, math.inf, -math.inf])
+        got = torch.zeros(x.shape, dtype=target)
+        suite.kernels("fluid_cpu_cast", x, got)
+        if target in FLOAT16_FORMATS:
+            want = torch.tensor([rounded16(float(v), target) for v in
+                                 x.to(torch.float64)], dtype=target)
+        else:
+            want = x.to(target)
+        np.testing.assert_array_equal(got.to(torch.float64).numpy(),
+                                      want.to(torch.float64).numpy())
+    return body
+
+
+def cast16_errors_case(suite):
+    """A NaN or an out-of-range 16-bit value cast to an integer is an error
+    naming the element; an integer cast to 16 bits is never one."""
+    def body():
+        x = torch.tensor([1.0, math.nan], dtype=torch.float16)
+        status, message = suite.kernels.status(
+            "fluid_cpu_cast", x, torch.zeros(2, dtype=torch.int32))
+        assert status != 0 and "element 1 is NaN" in message, message
+        x = torch.tensor([1.0, 2.0, 3e10], dtype=torch.bfloat16)
+        status, message = suite.kernels.status(
+            "fluid_cpu_cast", x, torch.zeros(3, dtype=torch.int32))
+        assert status != 0 and "element 2" in message and \
+            "outside the range of i32" in message, message
+    return body
+
+
 def cast_rank0_case(suite):
     """A step counter to a float learning-rate factor, as a schedule does."""
     def body():
@@ -253,6 +376,19 @@ def main():
                        f"{DTYPE_NAMES[target]}",
                        cast_case(suite, source, target))
     suite.case("cast i64 rank 0 to f32", cast_rank0_case(suite))
+    sources16 = CAST_DTYPES + list(FLOAT16_FORMATS)
+    for target in FLOAT16_FORMATS:
+        for source in sources16:
+            name = DTYPE_NAMES.get(source) or FLOAT16_NAMES[source]
+            suite.case(f"cast {name} to {FLOAT16_NAMES[target]}",
+                       cast_to16_case(suite, source, target))
+    for source in FLOAT16_FORMATS:
+        for target in CAST_DTYPES:
+            suite.case(f"cast {FLOAT16_NAMES[source]} to "
+                       f"{DTYPE_NAMES[target]}",
+                       cast_from16_case(suite, source, target))
+    suite.case("cast f16 and bf16 to integers: errors",
+               cast16_errors_case(suite))
     suite.finish()
 
 

@@ -200,13 +200,17 @@ CASES = [
     ("cast wrong output shape", "cast",
      (arr(2, 3), np.full((3, 2), 7, dtype=np.int32)),
      "output shape [3,2] does not match expected [2,3]", INVALID_ARGUMENT),
-    ("cast to f16 unsupported", "cast",
-     (arr(2), nan(2, dtype=np.float16)),
-     "output has dtype f16; cast supports f32, f64, i32 and i64",
-     UNSUPPORTED),
     ("cast from u8 unsupported", "cast",
      (np.ones(2, dtype=np.uint8), nan(2)),
-     "input has dtype u8; cast supports f32, f64, i32 and i64", UNSUPPORTED),
+     "input has dtype u8; cast supports f16, bf16, f32, f64, i32 and i64",
+     UNSUPPORTED),
+    ("cast to u8 unsupported", "cast",
+     (arr(2), np.zeros(2, dtype=np.uint8)),
+     "output has dtype u8; cast supports f16, bf16, f32, f64, i32 and i64",
+     UNSUPPORTED),
+    ("cast f16 wrong output shape", "cast",
+     (np.ones(4, dtype=np.float16), nan(3)),
+     "output shape [3] does not match expected [4]", INVALID_ARGUMENT),
 ]
 
 

@@ -22,6 +22,8 @@ DTYPES = {
     np.dtype(np.float16): 4,
     np.dtype(np.uint8): 6,
 }
+# bfloat16 has no NumPy dtype: its bits travel as int16 or uint16 arrays.
+BF16 = 5
 
 
 class FluidTensor(ctypes.Structure):

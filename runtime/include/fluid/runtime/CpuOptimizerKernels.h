@@ -177,13 +177,15 @@ fluid_status fluid_cpu_select(const fluid_tensor *condition,
                               const fluid_tensor *on_false,
                               fluid_tensor *output);
 
-/// Converts each element of input to output's dtype, between FLUID_F32,
-/// FLUID_F64, FLUID_I32 and FLUID_I64; output has input's shape. Float to
-/// integer truncates toward zero; a NaN, an infinity or a value outside the
-/// integer type's range (also from i64 to i32) is an error naming the
-/// element, and nothing is written. Integer to float and f64 to f32 round
-/// to nearest (f64 to f32 overflowing to infinity). output may be the same
-/// buffer as input only when the dtypes are equal.
+/// Converts each element of input to output's dtype, between FLUID_F16,
+/// FLUID_BF16, FLUID_F32, FLUID_F64, FLUID_I32 and FLUID_I64; output has
+/// input's shape. Float to integer truncates toward zero; a NaN, an
+/// infinity or a value outside the integer type's range (also from i64 to
+/// i32) is an error naming the element, and nothing is written. Integer to
+/// float and float to a narrower float round to nearest, ties to even, once
+/// (f64 to f16 or bf16 too; an integer to f16 or bf16 through f64),
+/// overflowing to infinity; NaN stays NaN. output may be the same buffer
+/// as input only when the dtypes are equal.
 fluid_status fluid_cpu_cast(const fluid_tensor *input, fluid_tensor *output);
 
 #ifdef __cplusplus

@@ -50,7 +50,9 @@ def Fluid_SelectOp : Fluid_InferOp<"select"> {
 def Fluid_CastOp : Fluid_Op<"cast", [Pure]> {
   let summary = "Converts each element to the result's element type";
   let description = [{
-    Between f32, f64, i32 and i64; float to integer truncates toward zero.
+    Between f16, bf16, f32, f64, i32 and i64; float to integer truncates
+    toward zero, a narrower float rounds to nearest (ties to even, once).
+    The cpu backend converts f16 and bf16; the cuda backend not yet.
 
     ```mlir
     %f = fluid.cast %step : tensor<i64> -> tensor<f32>
