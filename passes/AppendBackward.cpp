@@ -349,6 +349,17 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
         accumulate(input, spread);
         return success();
       })
+      .Case([&](CastOp castOp) {
+        // Between float types: the gradient converts back (the inputs of
+        // --fluid-mixed-precision's 16-bit ops; their gradients reach the
+        // f32 parameters this way).
+        if (!isFloatTensor(castOp.getInput().getType()))
+          return success();
+        accumulate(castOp.getInput(),
+                   CastOp::create(builder, loc, castOp.getInput().getType(),
+                                  gradOf(castOp.getOutput())));
+        return success();
+      })
       .Case([&](NegOp neg) {
         accumulate(neg.getInput(),
                    NegOp::create(builder, loc, gradOf(neg.getOutput())));

@@ -9,6 +9,7 @@
 
 #include "Broadcasting.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuGradKernels.h"
 
@@ -52,6 +53,9 @@ void sumTo(const T *input, const Shape &inShape, T *output,
 
 extern "C" fluid_status fluid_cpu_broadcast_to(const fluid_tensor *inputDesc,
                                                fluid_tensor *outputDesc) {
+  if (auto status = throughF32("fluid_cpu_broadcast_to", fluid_cpu_broadcast_to,
+                               inputDesc, outputDesc))
+    return *status;
   return guard("fluid_cpu_broadcast_to", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor output = checkTensor(outputDesc, "output");
@@ -71,6 +75,9 @@ extern "C" fluid_status fluid_cpu_broadcast_to(const fluid_tensor *inputDesc,
 
 extern "C" fluid_status fluid_cpu_sum_to(const fluid_tensor *inputDesc,
                                          fluid_tensor *outputDesc) {
+  if (auto status = throughF32("fluid_cpu_sum_to", fluid_cpu_sum_to, inputDesc,
+                               outputDesc))
+    return *status;
   return guard("fluid_cpu_sum_to", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor output = checkTensor(outputDesc, "output");

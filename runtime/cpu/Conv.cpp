@@ -10,6 +10,7 @@
 
 #include "SlidingWindow.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuKernels.h"
 
@@ -62,6 +63,9 @@ extern "C" fluid_status fluid_cpu_conv2d(const fluid_tensor *inputDesc,
                                          const fluid_tensor *biasDesc,
                                          fluid_tensor *outputDesc,
                                          const fluid_conv2d_params *params) {
+  if (auto status = throughF32("fluid_cpu_conv2d", fluid_cpu_conv2d, inputDesc,
+                               filterDesc, biasDesc, outputDesc, params))
+    return *status;
   return guard("fluid_cpu_conv2d", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor filter = checkTensor(filterDesc, "filter");

@@ -10,6 +10,7 @@
 
 #include "SlidingWindow.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuGradKernels.h"
 
@@ -114,6 +115,10 @@ Conv2dGeometry checkConvGrad(const CheckedTensor &gradOutput,
 extern "C" fluid_status fluid_cpu_conv2d_grad_input(
     const fluid_tensor *gradOutputDesc, const fluid_tensor *filterDesc,
     fluid_tensor *gradInputDesc, const fluid_conv2d_params *params) {
+  if (auto status =
+          throughF32("fluid_cpu_conv2d_grad_input", fluid_cpu_conv2d_grad_input,
+                     gradOutputDesc, filterDesc, gradInputDesc, params))
+    return *status;
   return guard("fluid_cpu_conv2d_grad_input", [&] {
     CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
     CheckedTensor filter = checkTensor(filterDesc, "filter");
@@ -130,6 +135,10 @@ extern "C" fluid_status fluid_cpu_conv2d_grad_input(
 extern "C" fluid_status fluid_cpu_conv2d_grad_filter(
     const fluid_tensor *gradOutputDesc, const fluid_tensor *inputDesc,
     fluid_tensor *gradFilterDesc, const fluid_conv2d_params *params) {
+  if (auto status = throughF32("fluid_cpu_conv2d_grad_filter",
+                               fluid_cpu_conv2d_grad_filter, gradOutputDesc,
+                               inputDesc, gradFilterDesc, params))
+    return *status;
   return guard("fluid_cpu_conv2d_grad_filter", [&] {
     CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
     CheckedTensor input = checkTensor(inputDesc, "input");

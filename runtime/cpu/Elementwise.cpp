@@ -7,6 +7,7 @@
 
 #include "Broadcasting.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuKernels.h"
 
@@ -57,6 +58,8 @@ fluid_status arithmetic(const char *entryPoint, const fluid_tensor *lhsDesc,
 
 extern "C" fluid_status fluid_cpu_relu(const fluid_tensor *input,
                                        fluid_tensor *output) {
+  if (auto status = throughF32("fluid_cpu_relu", fluid_cpu_relu, input, output))
+    return *status;
   // `x < 0 ? 0 : x` rather than max(x, 0) so that NaN propagates.
   return unaryEntry("fluid_cpu_relu", input, output,
                     [](auto x) { return x < 0 ? decltype(x)(0) : x; });
@@ -64,6 +67,9 @@ extern "C" fluid_status fluid_cpu_relu(const fluid_tensor *input,
 
 extern "C" fluid_status fluid_cpu_sigmoid(const fluid_tensor *input,
                                           fluid_tensor *output) {
+  if (auto status =
+          throughF32("fluid_cpu_sigmoid", fluid_cpu_sigmoid, input, output))
+    return *status;
   return unaryEntry("fluid_cpu_sigmoid", input, output, [](auto x) {
     using T = decltype(x);
     return T(1) / (T(1) + std::exp(-x));
@@ -72,6 +78,8 @@ extern "C" fluid_status fluid_cpu_sigmoid(const fluid_tensor *input,
 
 extern "C" fluid_status fluid_cpu_tanh(const fluid_tensor *input,
                                        fluid_tensor *output) {
+  if (auto status = throughF32("fluid_cpu_tanh", fluid_cpu_tanh, input, output))
+    return *status;
   return unaryEntry("fluid_cpu_tanh", input, output,
                     [](auto x) { return std::tanh(x); });
 }
@@ -79,6 +87,9 @@ extern "C" fluid_status fluid_cpu_tanh(const fluid_tensor *input,
 extern "C" fluid_status fluid_cpu_add(const fluid_tensor *lhs,
                                       const fluid_tensor *rhs,
                                       fluid_tensor *output) {
+  if (auto status =
+          throughF32("fluid_cpu_add", fluid_cpu_add, lhs, rhs, output))
+    return *status;
   return arithmetic("fluid_cpu_add", lhs, rhs, output,
                     [](auto a, auto b) { return a + b; });
 }
@@ -86,6 +97,9 @@ extern "C" fluid_status fluid_cpu_add(const fluid_tensor *lhs,
 extern "C" fluid_status fluid_cpu_sub(const fluid_tensor *lhs,
                                       const fluid_tensor *rhs,
                                       fluid_tensor *output) {
+  if (auto status =
+          throughF32("fluid_cpu_sub", fluid_cpu_sub, lhs, rhs, output))
+    return *status;
   return arithmetic("fluid_cpu_sub", lhs, rhs, output,
                     [](auto a, auto b) { return a - b; });
 }
@@ -93,6 +107,9 @@ extern "C" fluid_status fluid_cpu_sub(const fluid_tensor *lhs,
 extern "C" fluid_status fluid_cpu_mul(const fluid_tensor *lhs,
                                       const fluid_tensor *rhs,
                                       fluid_tensor *output) {
+  if (auto status =
+          throughF32("fluid_cpu_mul", fluid_cpu_mul, lhs, rhs, output))
+    return *status;
   return arithmetic("fluid_cpu_mul", lhs, rhs, output,
                     [](auto a, auto b) { return a * b; });
 }
@@ -100,6 +117,9 @@ extern "C" fluid_status fluid_cpu_mul(const fluid_tensor *lhs,
 extern "C" fluid_status fluid_cpu_div(const fluid_tensor *lhs,
                                       const fluid_tensor *rhs,
                                       fluid_tensor *output) {
+  if (auto status =
+          throughF32("fluid_cpu_div", fluid_cpu_div, lhs, rhs, output))
+    return *status;
   return binaryEntry("fluid_cpu_div", lhs, rhs, output,
                      [](auto a, auto b) { return a / b; });
 }

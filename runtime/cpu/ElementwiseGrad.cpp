@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuGradKernels.h"
 
@@ -40,6 +41,9 @@ fluid_status unaryGrad(const char *entryPoint,
 extern "C" fluid_status fluid_cpu_relu_grad(const fluid_tensor *gradOutput,
                                             const fluid_tensor *output,
                                             fluid_tensor *gradInput) {
+  if (auto status = throughF32("fluid_cpu_relu_grad", fluid_cpu_relu_grad,
+                               gradOutput, output, gradInput))
+    return *status;
   // PyTorch's threshold_backward on the result: `y <= 0` rather than
   // `!(y > 0)`, so that a NaN output passes its gradient, as in PyTorch.
   return unaryGrad("fluid_cpu_relu_grad", gradOutput, output, gradInput,
@@ -49,6 +53,9 @@ extern "C" fluid_status fluid_cpu_relu_grad(const fluid_tensor *gradOutput,
 extern "C" fluid_status fluid_cpu_sigmoid_grad(const fluid_tensor *gradOutput,
                                                const fluid_tensor *output,
                                                fluid_tensor *gradInput) {
+  if (auto status = throughF32("fluid_cpu_sigmoid_grad", fluid_cpu_sigmoid_grad,
+                               gradOutput, output, gradInput))
+    return *status;
   return unaryGrad("fluid_cpu_sigmoid_grad", gradOutput, output, gradInput,
                    [](double g, double y) { return g * y * (1 - y); });
 }
@@ -56,6 +63,9 @@ extern "C" fluid_status fluid_cpu_sigmoid_grad(const fluid_tensor *gradOutput,
 extern "C" fluid_status fluid_cpu_tanh_grad(const fluid_tensor *gradOutput,
                                             const fluid_tensor *output,
                                             fluid_tensor *gradInput) {
+  if (auto status = throughF32("fluid_cpu_tanh_grad", fluid_cpu_tanh_grad,
+                               gradOutput, output, gradInput))
+    return *status;
   return unaryGrad("fluid_cpu_tanh_grad", gradOutput, output, gradInput,
                    [](double g, double y) { return g * (1 - y * y); });
 }

@@ -2,6 +2,7 @@
 
 #include "Linalg.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuKernels.h"
 
@@ -103,6 +104,9 @@ extern "C" fluid_status fluid_cpu_matmul(const fluid_tensor *lhsDesc,
                                          const fluid_tensor *rhsDesc,
                                          fluid_tensor *outputDesc,
                                          const fluid_matmul_params *params) {
+  if (auto status = throughF32("fluid_cpu_matmul", fluid_cpu_matmul, lhsDesc,
+                               rhsDesc, outputDesc, params))
+    return *status;
   return guard("fluid_cpu_matmul", [&] {
     CheckedTensor lhs = checkTensor(lhsDesc, "lhs");
     CheckedTensor rhs = checkTensor(rhsDesc, "rhs");
@@ -120,6 +124,9 @@ extern "C" fluid_status fluid_cpu_linear(const fluid_tensor *inputDesc,
                                          const fluid_tensor *weightDesc,
                                          const fluid_tensor *biasDesc,
                                          fluid_tensor *outputDesc) {
+  if (auto status = throughF32("fluid_cpu_linear", fluid_cpu_linear, inputDesc,
+                               weightDesc, biasDesc, outputDesc))
+    return *status;
   return guard("fluid_cpu_linear", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor weight = checkTensor(weightDesc, "weight");

@@ -11,6 +11,7 @@
 #include "Broadcasting.h"
 #include "Float16.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuOptimizerKernels.h"
 
@@ -128,35 +129,48 @@ void cast(const CheckedTensor &input, const CheckedTensor &output) {
 
 extern "C" fluid_status fluid_cpu_neg(const fluid_tensor *input,
                                       fluid_tensor *output) {
+  if (auto status = throughF32("fluid_cpu_neg", fluid_cpu_neg, input, output))
+    return *status;
   return unaryEntry("fluid_cpu_neg", input, output, [](auto x) { return -x; });
 }
 
 extern "C" fluid_status fluid_cpu_exp(const fluid_tensor *input,
                                       fluid_tensor *output) {
+  if (auto status = throughF32("fluid_cpu_exp", fluid_cpu_exp, input, output))
+    return *status;
   return unaryEntry("fluid_cpu_exp", input, output,
                     [](auto x) { return std::exp(x); });
 }
 
 extern "C" fluid_status fluid_cpu_log(const fluid_tensor *input,
                                       fluid_tensor *output) {
+  if (auto status = throughF32("fluid_cpu_log", fluid_cpu_log, input, output))
+    return *status;
   return unaryEntry("fluid_cpu_log", input, output,
                     [](auto x) { return std::log(x); });
 }
 
 extern "C" fluid_status fluid_cpu_cos(const fluid_tensor *input,
                                       fluid_tensor *output) {
+  if (auto status = throughF32("fluid_cpu_cos", fluid_cpu_cos, input, output))
+    return *status;
   return unaryEntry("fluid_cpu_cos", input, output,
                     [](auto x) { return std::cos(x); });
 }
 
 extern "C" fluid_status fluid_cpu_sqrt(const fluid_tensor *input,
                                        fluid_tensor *output) {
+  if (auto status = throughF32("fluid_cpu_sqrt", fluid_cpu_sqrt, input, output))
+    return *status;
   return unaryEntry("fluid_cpu_sqrt", input, output,
                     [](auto x) { return std::sqrt(x); });
 }
 
 extern "C" fluid_status fluid_cpu_floor(const fluid_tensor *input,
                                         fluid_tensor *output) {
+  if (auto status =
+          throughF32("fluid_cpu_floor", fluid_cpu_floor, input, output))
+    return *status;
   return unaryEntry("fluid_cpu_floor", input, output,
                     [](auto x) { return std::floor(x); });
 }
@@ -164,6 +178,9 @@ extern "C" fluid_status fluid_cpu_floor(const fluid_tensor *input,
 extern "C" fluid_status fluid_cpu_pow(const fluid_tensor *lhs,
                                       const fluid_tensor *rhs,
                                       fluid_tensor *output) {
+  if (auto status =
+          throughF32("fluid_cpu_pow", fluid_cpu_pow, lhs, rhs, output))
+    return *status;
   return binaryEntry("fluid_cpu_pow", lhs, rhs, output,
                      [](auto a, auto b) { return std::pow(a, b); });
 }
@@ -172,6 +189,9 @@ extern "C" fluid_status fluid_cpu_pow(const fluid_tensor *lhs,
 extern "C" fluid_status fluid_cpu_minimum(const fluid_tensor *lhs,
                                           const fluid_tensor *rhs,
                                           fluid_tensor *output) {
+  if (auto status =
+          throughF32("fluid_cpu_minimum", fluid_cpu_minimum, lhs, rhs, output))
+    return *status;
   return binaryEntry("fluid_cpu_minimum", lhs, rhs, output,
                      [](auto a, auto b) { return a < b || a != a ? a : b; });
 }
@@ -179,6 +199,9 @@ extern "C" fluid_status fluid_cpu_minimum(const fluid_tensor *lhs,
 extern "C" fluid_status fluid_cpu_maximum(const fluid_tensor *lhs,
                                           const fluid_tensor *rhs,
                                           fluid_tensor *output) {
+  if (auto status =
+          throughF32("fluid_cpu_maximum", fluid_cpu_maximum, lhs, rhs, output))
+    return *status;
   return binaryEntry("fluid_cpu_maximum", lhs, rhs, output,
                      [](auto a, auto b) { return a > b || a != a ? a : b; });
 }
@@ -186,6 +209,9 @@ extern "C" fluid_status fluid_cpu_maximum(const fluid_tensor *lhs,
 extern "C" fluid_status fluid_cpu_greater_equal(const fluid_tensor *lhs,
                                                 const fluid_tensor *rhs,
                                                 fluid_tensor *output) {
+  if (auto status = throughF32("fluid_cpu_greater_equal",
+                               fluid_cpu_greater_equal, lhs, rhs, output))
+    return *status;
   return binaryEntry(
       "fluid_cpu_greater_equal", lhs, rhs, output,
       [](auto a, auto b) { return decltype(a)(a >= b ? 1 : 0); });
@@ -195,6 +221,10 @@ extern "C" fluid_status fluid_cpu_select(const fluid_tensor *conditionDesc,
                                          const fluid_tensor *onTrueDesc,
                                          const fluid_tensor *onFalseDesc,
                                          fluid_tensor *outputDesc) {
+  if (auto status =
+          throughF32("fluid_cpu_select", fluid_cpu_select, conditionDesc,
+                     onTrueDesc, onFalseDesc, outputDesc))
+    return *status;
   return guard("fluid_cpu_select", [&] {
     CheckedTensor condition = checkTensor(conditionDesc, "condition");
     CheckedTensor onTrue = checkTensor(onTrueDesc, "on_true");

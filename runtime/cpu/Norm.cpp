@@ -10,6 +10,7 @@
 
 #include "Norm.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuKernels.h"
 
@@ -131,6 +132,11 @@ extern "C" fluid_status fluid_cpu_batch_norm(
     fluid_tensor *savedMeanDesc, fluid_tensor *savedInvStdDesc,
     fluid_tensor *newRunningMeanDesc, fluid_tensor *newRunningVarDesc,
     const fluid_batch_norm_params *params) {
+  if (auto status = throughF32(
+          "fluid_cpu_batch_norm", fluid_cpu_batch_norm, inputDesc, scaleDesc,
+          shiftDesc, runningMeanDesc, runningVarDesc, outputDesc, savedMeanDesc,
+          savedInvStdDesc, newRunningMeanDesc, newRunningVarDesc, params))
+    return *status;
   return guard("fluid_cpu_batch_norm", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     ChannelLayout layout = checkNormInput(input);
@@ -172,6 +178,11 @@ extern "C" fluid_status fluid_cpu_batch_norm_inference(
     const fluid_tensor *inputDesc, const fluid_tensor *scaleDesc,
     const fluid_tensor *shiftDesc, const fluid_tensor *meanDesc,
     const fluid_tensor *varDesc, fluid_tensor *outputDesc, double epsilon) {
+  if (auto status =
+          throughF32("fluid_cpu_batch_norm_inference",
+                     fluid_cpu_batch_norm_inference, inputDesc, scaleDesc,
+                     shiftDesc, meanDesc, varDesc, outputDesc, epsilon))
+    return *status;
   return guard("fluid_cpu_batch_norm_inference", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     ChannelLayout layout = checkNormInput(input);
@@ -195,6 +206,10 @@ extern "C" fluid_status fluid_cpu_batch_norm_apply(
     const fluid_tensor *inputDesc, const fluid_tensor *scaleDesc,
     const fluid_tensor *shiftDesc, const fluid_tensor *meanDesc,
     const fluid_tensor *invStdDesc, fluid_tensor *outputDesc) {
+  if (auto status = throughF32("fluid_cpu_batch_norm_apply",
+                               fluid_cpu_batch_norm_apply, inputDesc, scaleDesc,
+                               shiftDesc, meanDesc, invStdDesc, outputDesc))
+    return *status;
   return guard("fluid_cpu_batch_norm_apply", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     ChannelLayout layout = checkNormInput(input);

@@ -10,6 +10,7 @@
 
 #include "Norm.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuGradKernels.h"
 
@@ -57,6 +58,11 @@ extern "C" fluid_status fluid_cpu_batch_norm_grad(
     const fluid_tensor *scaleDesc, const fluid_tensor *savedMeanDesc,
     const fluid_tensor *savedInvStdDesc, fluid_tensor *gradInputDesc,
     fluid_tensor *gradScaleDesc, fluid_tensor *gradShiftDesc) {
+  if (auto status = throughF32(
+          "fluid_cpu_batch_norm_grad", fluid_cpu_batch_norm_grad,
+          gradOutputDesc, inputDesc, scaleDesc, savedMeanDesc, savedInvStdDesc,
+          gradInputDesc, gradScaleDesc, gradShiftDesc))
+    return *status;
   return guard("fluid_cpu_batch_norm_grad", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     ChannelLayout layout = checkNormInput(input);

@@ -2,6 +2,7 @@
 
 #include "SlidingWindow.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuKernels.h"
 
@@ -65,6 +66,9 @@ void globalAvgPool(const T *input, T *output, int64_t planes,
 extern "C" fluid_status
 fluid_cpu_max_pool2d(const fluid_tensor *inputDesc, fluid_tensor *outputDesc,
                      const fluid_max_pool2d_params *params) {
+  if (auto status = throughF32("fluid_cpu_max_pool2d", fluid_cpu_max_pool2d,
+                               inputDesc, outputDesc, params))
+    return *status;
   return guard("fluid_cpu_max_pool2d", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor output = checkTensor(outputDesc, "output");
@@ -83,6 +87,10 @@ fluid_cpu_max_pool2d(const fluid_tensor *inputDesc, fluid_tensor *outputDesc,
 extern "C" fluid_status fluid_cpu_max_pool2d_with_indices(
     const fluid_tensor *inputDesc, fluid_tensor *outputDesc,
     fluid_tensor *indicesDesc, const fluid_max_pool2d_params *params) {
+  if (auto status = throughF32("fluid_cpu_max_pool2d_with_indices",
+                               fluid_cpu_max_pool2d_with_indices, inputDesc,
+                               outputDesc, indicesDesc, params))
+    return *status;
   return guard("fluid_cpu_max_pool2d_with_indices", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor output = checkTensor(outputDesc, "output");
@@ -104,6 +112,9 @@ extern "C" fluid_status fluid_cpu_max_pool2d_with_indices(
 extern "C" fluid_status
 fluid_cpu_avg_pool2d(const fluid_tensor *inputDesc, fluid_tensor *outputDesc,
                      const fluid_avg_pool2d_params *params) {
+  if (auto status = throughF32("fluid_cpu_avg_pool2d", fluid_cpu_avg_pool2d,
+                               inputDesc, outputDesc, params))
+    return *status;
   return guard("fluid_cpu_avg_pool2d", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor output = checkTensor(outputDesc, "output");
@@ -121,6 +132,10 @@ fluid_cpu_avg_pool2d(const fluid_tensor *inputDesc, fluid_tensor *outputDesc,
 
 extern "C" fluid_status fluid_cpu_global_avg_pool(const fluid_tensor *inputDesc,
                                                   fluid_tensor *outputDesc) {
+  if (auto status =
+          throughF32("fluid_cpu_global_avg_pool", fluid_cpu_global_avg_pool,
+                     inputDesc, outputDesc))
+    return *status;
   return guard("fluid_cpu_global_avg_pool", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor output = checkTensor(outputDesc, "output");

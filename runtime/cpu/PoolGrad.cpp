@@ -10,6 +10,7 @@
 
 #include "SlidingWindow.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuGradKernels.h"
 
@@ -87,6 +88,10 @@ void avgPool2dGrad(const T *gradOutput, T *gradInput, const Pool2dGeometry &g,
 extern "C" fluid_status fluid_cpu_max_pool2d_grad(
     const fluid_tensor *gradOutputDesc, const fluid_tensor *inputDesc,
     fluid_tensor *gradInputDesc, const fluid_max_pool2d_params *params) {
+  if (auto status =
+          throughF32("fluid_cpu_max_pool2d_grad", fluid_cpu_max_pool2d_grad,
+                     gradOutputDesc, inputDesc, gradInputDesc, params))
+    return *status;
   return guard("fluid_cpu_max_pool2d_grad", [&] {
     CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
     CheckedTensor input = checkTensor(inputDesc, "input");
@@ -109,6 +114,11 @@ extern "C" fluid_status fluid_cpu_max_pool2d_grad(
 extern "C" fluid_status fluid_cpu_max_pool2d_grad_indices(
     const fluid_tensor *gradOutputDesc, const fluid_tensor *indicesDesc,
     fluid_tensor *gradInputDesc, const fluid_max_pool2d_params *params) {
+  if (auto status =
+          throughF32("fluid_cpu_max_pool2d_grad_indices",
+                     fluid_cpu_max_pool2d_grad_indices, gradOutputDesc,
+                     indicesDesc, gradInputDesc, params))
+    return *status;
   return guard("fluid_cpu_max_pool2d_grad_indices", [&] {
     CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
     CheckedTensor indices = checkTensor(indicesDesc, "indices");
@@ -131,6 +141,10 @@ extern "C" fluid_status
 fluid_cpu_avg_pool2d_grad(const fluid_tensor *gradOutputDesc,
                           fluid_tensor *gradInputDesc,
                           const fluid_avg_pool2d_params *params) {
+  if (auto status =
+          throughF32("fluid_cpu_avg_pool2d_grad", fluid_cpu_avg_pool2d_grad,
+                     gradOutputDesc, gradInputDesc, params))
+    return *status;
   return guard("fluid_cpu_avg_pool2d_grad", [&] {
     CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
     CheckedTensor gradInput = checkTensor(gradInputDesc, "grad_input");

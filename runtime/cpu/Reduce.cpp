@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuKernels.h"
 
@@ -109,12 +110,18 @@ fluid_status reduceEntry(const char *entryPoint, const fluid_tensor *inputDesc,
 extern "C" fluid_status fluid_cpu_mean(const fluid_tensor *input,
                                        fluid_tensor *output,
                                        const fluid_reduce_params *params) {
+  if (auto status =
+          throughF32("fluid_cpu_mean", fluid_cpu_mean, input, output, params))
+    return *status;
   return reduceEntry("fluid_cpu_mean", input, output, params, /*mean=*/true);
 }
 
 extern "C" fluid_status
 fluid_cpu_reduce_sum(const fluid_tensor *input, fluid_tensor *output,
                      const fluid_reduce_params *params) {
+  if (auto status = throughF32("fluid_cpu_reduce_sum", fluid_cpu_reduce_sum,
+                               input, output, params))
+    return *status;
   return reduceEntry("fluid_cpu_reduce_sum", input, output, params,
                      /*mean=*/false);
 }

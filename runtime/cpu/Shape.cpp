@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuKernels.h"
 
@@ -16,6 +17,9 @@ using namespace fluid::rt::cpu;
 
 extern "C" fluid_status fluid_cpu_reshape(const fluid_tensor *inputDesc,
                                           fluid_tensor *outputDesc) {
+  if (auto status = throughF32("fluid_cpu_reshape", fluid_cpu_reshape,
+                               inputDesc, outputDesc))
+    return *status;
   return guard("fluid_cpu_reshape", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor output = checkTensor(outputDesc, "output");
@@ -35,6 +39,9 @@ extern "C" fluid_status fluid_cpu_concat(const fluid_tensor *inputDescs,
                                          int64_t numInputs,
                                          fluid_tensor *outputDesc,
                                          int64_t axis) {
+  if (auto status = throughF32("fluid_cpu_concat", fluid_cpu_concat, inputDescs,
+                               numInputs, outputDesc, axis))
+    return *status;
   return guard("fluid_cpu_concat", [&] {
     if (numInputs < 1)
       fail("needs at least one input, got " + std::to_string(numInputs));

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuGradKernels.h"
 
@@ -17,6 +18,9 @@ using namespace fluid::rt::cpu;
 extern "C" fluid_status fluid_cpu_slice(const fluid_tensor *inputDesc,
                                         fluid_tensor *outputDesc, int64_t axis,
                                         int64_t offset) {
+  if (auto status = throughF32("fluid_cpu_slice", fluid_cpu_slice, inputDesc,
+                               outputDesc, axis, offset))
+    return *status;
   return guard("fluid_cpu_slice", [&] {
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor output = checkTensor(outputDesc, "output");

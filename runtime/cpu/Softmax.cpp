@@ -7,6 +7,7 @@
 
 #include "Softmax.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuKernels.h"
 
@@ -74,6 +75,9 @@ void softmaxCrossEntropy(const T *logits, const std::vector<int64_t> &labels,
 
 extern "C" fluid_status fluid_cpu_softmax(const fluid_tensor *input,
                                           fluid_tensor *output, int64_t axis) {
+  if (auto status = throughF32("fluid_cpu_softmax", fluid_cpu_softmax, input,
+                               output, axis))
+    return *status;
   return softmaxEntry("fluid_cpu_softmax", input, output, axis,
                       /*log=*/false);
 }
@@ -81,6 +85,9 @@ extern "C" fluid_status fluid_cpu_softmax(const fluid_tensor *input,
 extern "C" fluid_status fluid_cpu_log_softmax(const fluid_tensor *input,
                                               fluid_tensor *output,
                                               int64_t axis) {
+  if (auto status = throughF32("fluid_cpu_log_softmax", fluid_cpu_log_softmax,
+                               input, output, axis))
+    return *status;
   return softmaxEntry("fluid_cpu_log_softmax", input, output, axis,
                       /*log=*/true);
 }
@@ -89,6 +96,10 @@ extern "C" fluid_status
 fluid_cpu_softmax_cross_entropy(const fluid_tensor *logitsDesc,
                                 const fluid_tensor *labelsDesc,
                                 fluid_tensor *outputDesc, int32_t reduction) {
+  if (auto status = throughF32("fluid_cpu_softmax_cross_entropy",
+                               fluid_cpu_softmax_cross_entropy, logitsDesc,
+                               labelsDesc, outputDesc, reduction))
+    return *status;
   return guard("fluid_cpu_softmax_cross_entropy", [&] {
     CheckedTensor logits = checkTensor(logitsDesc, "logits");
     CheckedTensor labels = checkTensor(labelsDesc, "labels");

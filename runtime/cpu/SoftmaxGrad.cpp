@@ -10,6 +10,7 @@
 
 #include "Softmax.h"
 #include "TensorChecks.h"
+#include "Widen.h"
 
 #include "fluid/runtime/CpuGradKernels.h"
 
@@ -88,6 +89,9 @@ extern "C" fluid_status fluid_cpu_softmax_grad(const fluid_tensor *gradOutput,
                                                const fluid_tensor *output,
                                                fluid_tensor *gradInput,
                                                int64_t axis) {
+  if (auto status = throughF32("fluid_cpu_softmax_grad", fluid_cpu_softmax_grad,
+                               gradOutput, output, gradInput, axis))
+    return *status;
   return softmaxGradEntry("fluid_cpu_softmax_grad", gradOutput, output,
                           gradInput, axis, /*log=*/false);
 }
@@ -96,6 +100,10 @@ extern "C" fluid_status
 fluid_cpu_log_softmax_grad(const fluid_tensor *gradOutput,
                            const fluid_tensor *output, fluid_tensor *gradInput,
                            int64_t axis) {
+  if (auto status =
+          throughF32("fluid_cpu_log_softmax_grad", fluid_cpu_log_softmax_grad,
+                     gradOutput, output, gradInput, axis))
+    return *status;
   return softmaxGradEntry("fluid_cpu_log_softmax_grad", gradOutput, output,
                           gradInput, axis, /*log=*/true);
 }
@@ -104,6 +112,11 @@ extern "C" fluid_status fluid_cpu_softmax_cross_entropy_grad(
     const fluid_tensor *gradLossDesc, const fluid_tensor *logitsDesc,
     const fluid_tensor *labelsDesc, fluid_tensor *gradLogitsDesc,
     int32_t reduction) {
+  if (auto status =
+          throughF32("fluid_cpu_softmax_cross_entropy_grad",
+                     fluid_cpu_softmax_cross_entropy_grad, gradLossDesc,
+                     logitsDesc, labelsDesc, gradLogitsDesc, reduction))
+    return *status;
   return guard("fluid_cpu_softmax_cross_entropy_grad", [&] {
     CheckedTensor gradLoss = checkTensor(gradLossDesc, "grad_loss");
     CheckedTensor logits = checkTensor(logitsDesc, "logits");

@@ -191,11 +191,16 @@ CASES = [
     ("batch_norm_apply wrong output shape", "batch_norm_apply",
      (arr(2, 4), arr(4), arr(4), arr(4), arr(4), nan(4, 2)),
      "output shape [4,2] does not match expected [2,4]", INVALID_ARGUMENT),
-    ("batch_norm_apply f16 unsupported", "batch_norm_apply",
+    # f16 and bf16 run through f32 (test/Runtime/cpu-float16.py); a bad
+    # 16-bit descriptor is still an error.
+    ("batch_norm_apply u8 unsupported", "batch_norm_apply",
+     (arr(2, 4, dtype=np.uint8), arr(4), arr(4), arr(4), arr(4), nan(2, 4)),
+     "input has dtype u8; the cpu kernels support f32 and f64", UNSUPPORTED),
+    ("batch_norm_apply f16 of the wrong shape", "batch_norm_apply",
      (arr(2, 4, dtype=np.float16), arr(4, dtype=np.float16),
       arr(4, dtype=np.float16), arr(4, dtype=np.float16),
-      arr(4, dtype=np.float16), nan(2, 4, dtype=np.float16)),
-     "input has dtype f16; the cpu kernels support f32 and f64", UNSUPPORTED),
+      arr(4, dtype=np.float16), nan(2, 5, dtype=np.float16)),
+     "output shape [2,5] does not match expected [2,4]", INVALID_ARGUMENT),
     # Elementwise.
     ("add shapes that do not broadcast", "add",
      (arr(2, 3), arr(4), nan(2, 3)),
@@ -209,9 +214,9 @@ CASES = [
      "rhs has dtype f64 but lhs has f32", INVALID_ARGUMENT),
     ("relu wrong output shape", "relu", (arr(2, 3), nan(3, 2)),
      "output shape [3,2] does not match expected [2,3]", INVALID_ARGUMENT),
-    ("sigmoid f16 unsupported", "sigmoid",
-     (arr(2, dtype=np.float16), nan(2, dtype=np.float16)),
-     "input has dtype f16; the cpu kernels support f32 and f64", UNSUPPORTED),
+    ("sigmoid u8 unsupported", "sigmoid",
+     (arr(2, dtype=np.uint8), nan(2)),
+     "input has dtype u8; the cpu kernels support f32 and f64", UNSUPPORTED),
     # Pooling.
     ("max_pool2d window over padding only", "max_pool2d",
      (arr(1, 1, 2, 2), nan(1, 1, 5, 5),

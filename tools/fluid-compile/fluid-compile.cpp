@@ -68,6 +68,15 @@ static cl::opt<std::string>
                 cl::desc("Whose kernels the program calls: cuda (default) "
                          "or cpu"),
                 cl::init("cuda"), cl::cat(compileCategory));
+static cl::opt<std::string> precisionName(
+    "precision",
+    cl::desc("Arithmetic of convolutions and matrix products: tf32 (the "
+             "default: f32 tensors, TF32 tensor cores unless the executable "
+             "runs with --no-tf32), bf16 or fp16 (--fluid-mixed-precision: "
+             "16-bit inputs, f32 parameters, loss and everything else; the "
+             "cpu backend only, for now; docs/PRECISION.md)"),
+    cl::init("tf32"), cl::value_desc("tf32|bf16|fp16"),
+    cl::cat(compileCategory));
 static cl::opt<std::string> emitKind(
     "emit",
     cl::desc("What to write: exe (default; the training executable), cpp "
@@ -291,6 +300,19 @@ int main(int argc, char **argv) {
     options.backend = EmitBackend::Cpu;
   else
     return fail("--backend must be cuda or cpu, got '" + backendName + "'");
+  if (precisionName == "fp32")
+    return fail("--precision fp32 is not a compile-time choice yet: compile "
+                "with the default (tf32) and run the executable with "
+                "--no-tf32");
+  if (precisionName != "tf32" && precisionName != "bf16" &&
+      precisionName != "fp16")
+    return fail("--precision must be tf32, bf16 or fp16, got '" +
+                precisionName + "'");
+  const bool sixteenBits = precisionName != "tf32";
+  if (sixteenBits && options.backend == EmitBackend::Cuda)
+    return fail("--precision " + precisionName +
+                ": the cuda backend has no 16-bit kernels yet "
+                "(docs/PRECISION.md); use --backend cpu");
   if (emitKind != "exe" && emitKind != "cpp" && emitKind != "buffers")
     return fail("--emit must be exe, cpp or buffers, got '" + emitKind + "'");
   if (emitKind == "exe" && (outputFilename.empty() || outputFilename == "-"))
@@ -322,6 +344,10 @@ int main(int argc, char **argv) {
   // group-optimizer=false in --training.
   TrainingOptimizations optimizations;
   if (isTrainingStep(*entry)) {
+    if (sixteenBits)
+      return fail(inputFilename + " already holds a training step (@" +
+                  entry->getSymName() +
+                  "); --precision applies to forward programs");
     if (!trainingOptions.empty())
       return fail(inputFilename + " already holds a training step (@" +
                   entry->getSymName() +
@@ -331,6 +357,11 @@ int main(int argc, char **argv) {
   } else {
     options.trainingOptions =
         trainingOptions.empty() ? kDefaultTraining : trainingOptions.getValue();
+    if (sixteenBits) {
+      FluidMixedPrecisionOptions mixed;
+      mixed.precision = precisionName;
+      pm.addPass(createFluidMixedPrecision(mixed));
+    }
     progress("building the training step (" + options.trainingOptions + ")");
     // Built directly, not from pipeline text the options could break out of.
     if (failed(buildTrainingPipeline(

@@ -313,6 +313,34 @@ def FluidUpdateInPlace : Pass<"fluid-update-in-place", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FluidMixedPrecision : Pass<"fluid-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "Run convolutions and matrix products on 16-bit inputs";
+  let description = [{
+    Every `fluid.conv2d`, `fluid.matmul` and `fluid.linear` of f32 tensors
+    becomes the same op on bf16 (`precision=bf16`) or f16
+    (`precision=fp16`) operands, each a `fluid.cast` of the f32 one, whose
+    16-bit result is cast back to f32: the tensor-core inputs of
+    `torch.autocast`, with f32 master weights (the parameters stay f32 and
+    are cast at their use) and everything else, the loss included, in f32.
+    Run it on the forward program, before the training step is built: the
+    gradient of a cast is the cast back, so the backward convolutions and
+    products run on 16-bit tensors too and the parameters' gradients reach
+    the optimizer in f32. The table of what runs in which precision, and
+    what is still to come (16-bit activations, loss scaling), is in
+    docs/PRECISION.md. `fluid-compile --precision bf16|fp16` runs it; the
+    cpu backend computes 16-bit ops in f32 and rounds their results once,
+    as the GPU does.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "bf16 or fp16">
+  ];
+  let statistics = [
+    Statistic<"numOps", "ops", "Convolutions and products run in 16 bits">,
+  ];
+  let dependentDialects = ["::mlir::fluid::FluidDialect"];
+}
+
 def FluidPoolIndices : Pass<"fluid-pool-indices", "::mlir::ModuleOp"> {
   let summary = "Save max pooling's picks for its gradient instead of finding them again";
   let description = [{

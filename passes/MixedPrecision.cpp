@@ -1,0 +1,84 @@
+//===- MixedPrecision.cpp - --fluid-mixed-precision -----------------------===//
+//
+// Convolutions and matrix products of f32 tensors run on 16-bit casts of
+// their operands, their 16-bit results cast back to f32 (docs/PRECISION.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::fluid {
+#define GEN_PASS_DEF_FLUIDMIXEDPRECISION
+#include "fluid/Passes/Passes.h.inc"
+} // namespace mlir::fluid
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+namespace {
+
+/// `type` with element type `element`, if it is an f32 tensor.
+RankedTensorType narrowed(Type type, Type element) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.getElementType().isF32())
+    return {};
+  return tensor.clone(element);
+}
+
+struct FluidMixedPrecisionPass
+    : public mlir::fluid::impl::FluidMixedPrecisionBase<
+          FluidMixedPrecisionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    Builder types(&getContext());
+    Type element;
+    if (precision == "bf16")
+      element = types.getBF16Type();
+    else if (precision == "fp16")
+      element = types.getF16Type();
+    else {
+      getOperation().emitError()
+          << "--fluid-mixed-precision: precision must be bf16 or fp16, got '"
+          << precision << "'";
+      return signalPassFailure();
+    }
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<Conv2DOp, MatmulOp, LinearOp>(op) &&
+          llvm::all_of(op->getResultTypes(),
+                       [&](Type t) { return bool(narrowed(t, element)); }))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops)
+      rewrite(op, element);
+    numOps += ops.size();
+  }
+
+  /// Replaces `op` by the same op on 16-bit casts of its f32 operands,
+  /// its results cast back to f32.
+  void rewrite(Operation *op, Type element) {
+    OpBuilder builder(op);
+    Location loc = op->getLoc();
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      if (RankedTensorType type = narrowed(operand.getType(), element))
+        operand = CastOp::create(builder, loc, type, operand);
+      operands.push_back(operand);
+    }
+    SmallVector<Type> results;
+    for (Type type : op->getResultTypes())
+      results.push_back(narrowed(type, element));
+    OperationState state(loc, op->getName(), operands, results, op->getAttrs());
+    Operation *narrow = builder.create(state);
+    for (auto [old, now] : llvm::zip(op->getResults(), narrow->getResults()))
+      old.replaceAllUsesWith(
+          CastOp::create(builder, loc, old.getType(), now).getResult());
+    op->erase();
+  }
+};
+
+} // namespace
