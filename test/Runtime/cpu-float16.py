@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 api = importlib.import_module("cpu-api")
+grad_api = importlib.import_module("cpu-grad-api")
 
 HALVES = {torch.float16: ("f16", 10), torch.bfloat16: ("bf16", 7)}
 
@@ -135,6 +136,28 @@ def cases(suite, dtype):
               [logits, labels, None, 0], {2: ([], torch.float32)},
               lambda a: [F.cross_entropy(a[0], a[1])])
 
+    def conv_grads():
+        x, w, dy = t(2, 3, 9, 9), t(4, 3, 3, 3, scale=0.3), t(2, 4, 5, 5)
+        params = api.Conv2dParams([2, 2], [1, 1, 1, 1], [1, 1], 1)
+
+        def grads(dy64, x64, w64):
+            xx = x64.clone().requires_grad_(True)
+            ww = w64.clone().requires_grad_(True)
+            F.conv2d(xx, ww, stride=2, padding=1).backward(dy64)
+            return xx.grad, ww.grad
+        x64, w64 = x.to(torch.float64), w.to(torch.float64)
+        check(suite, "fluid_cpu_conv2d_grad_input", [dy, w, None, params],
+              {2: ([2, 3, 9, 9], dtype)},
+              lambda a: [grads(a[0], x64, a[1])[0]])
+        check(suite, "fluid_cpu_conv2d_grad_filter", [dy, x, None, params],
+              {2: ([4, 3, 3, 3], dtype)},
+              lambda a: [grads(a[0], a[1], w64)[1]])
+
+    def relu_grad():
+        dy, y = t(3, 8), F.relu(t(3, 8).to(torch.float32)).to(dtype)
+        check(suite, "fluid_cpu_relu_grad", [dy, y, None],
+              {2: ([3, 8], dtype)}, lambda a: [a[0] * (a[1] > 0)])
+
     def bad_descriptor():
         x = t(4)
         bad = torch.zeros(5, dtype=dtype)
@@ -144,14 +167,15 @@ def cases(suite, dtype):
         assert message.count("fluid_cpu_relu") == 1, message
 
     return [("conv2d", conv), ("matmul", matmul), ("relu and add", relu_add),
-            ("max_pool2d", max_pool), ("batch_norm, f32 statistics",
+            ("max_pool2d", max_pool), ("conv2d gradients", conv_grads),
+            ("relu_grad", relu_grad), ("batch_norm, f32 statistics",
                                        batch_norm),
             ("softmax_cross_entropy into an f32 loss", cross_entropy),
             ("a bad output descriptor", bad_descriptor)]
 
 
 def main():
-    suite = api.Suite(sys.argv)
+    suite = grad_api.Suite(sys.argv)
     for dtype, (name, _) in HALVES.items():
         for case, body in cases(suite, dtype):
             suite.case(f"{name} {case}", body)
