@@ -432,14 +432,11 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
     element = cast<ShapedType>(reductions[0]->getResult(0).getType())
                   .getElementType();
   // Several blocks per channel: a counter per channel and a partial sum
-  // per block and reduction (fluid_cuda_sum_scratch).
+  // per block and reduction.
   int64_t splits = reduces ? fusedReductionSplits(fusion) : 1;
-  if (splits > 1) {
-    int64_t channels = fusion.getIterationShape()[1];
-    arguments.push_back(MemRefType::get({channels}, b.getI32Type()));
-    arguments.push_back(MemRefType::get(
-        {channels * splits * static_cast<int64_t>(reductions.size())},
-        element));
+  if (std::optional<FusedSumScratch> sums = fusedSumScratch(fusion)) {
+    arguments.push_back(MemRefType::get({sums->counters}, b.getI32Type()));
+    arguments.push_back(MemRefType::get({sums->partials}, sums->element));
   }
   auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(arguments, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());

@@ -432,32 +432,23 @@ LogicalResult FunctionEmitter::emitFusion(fluid_rt::LaunchOp launch,
     };
     int64_t scalarBlocks = blocksFor(count),
             vectorBlocks = blocksFor(count / width);
-    if (fusion.hasReductions()) {
-      int64_t splits = fusedReductionSplits(fusion);
-      int64_t channels = fusion.getIterationShape()[1];
-      scalarBlocks = vectorBlocks = channels * splits;
-      // Several blocks per channel combine their sums through the
-      // context's counters and partial sums (the kernel's last two
-      // operands).
-      if (splits > 1) {
-        int64_t reductions = 0;
-        Type element;
-        for (Operation &op : fusion.getBodyBlock().without_terminator())
-          if (isFusibleReduction(&op) && !reductions++)
-            element =
-                cast<ShapedType>(op.getResult(0).getType()).getElementType();
-        std::string counters = "sumCounters" + index,
-                    partials = "sumPartials" + index;
-        line("  fluid_tensor " + counters + ", " + partials + ";");
-        line("  FLUID_CHECK(fluid_cuda_sum_scratch(context, " +
-             std::to_string(channels) + ", " +
-             std::to_string(channels * splits * reductions) + ", " +
-             (element.isF64() ? "FLUID_F64" : "FLUID_F32") + ", &" + counters +
-             ", &" + partials + "));");
-        all.push_back("&" + counters);
-        all.push_back("&" + partials);
-        mask += "00";
-      }
+    if (fusion.hasReductions())
+      scalarBlocks = vectorBlocks =
+          fusion.getIterationShape()[1] * fusedReductionSplits(fusion);
+    // Several blocks per channel combine their sums through the context's
+    // counters and partial sums (the kernel's last two operands).
+    if (std::optional<FusedSumScratch> sums = fusedSumScratch(fusion)) {
+      std::string counters = "sumCounters" + index,
+                  partials = "sumPartials" + index;
+      line("  fluid_tensor " + counters + ", " + partials + ";");
+      line("  FLUID_CHECK(fluid_cuda_sum_scratch(context, " +
+           std::to_string(sums->counters) + ", " +
+           std::to_string(sums->partials) + ", " +
+           (sums->element.isF64() ? "FLUID_F64" : "FLUID_F32") + ", &" +
+           counters + ", &" + partials + "));");
+      all.push_back("&" + counters);
+      all.push_back("&" + partials);
+      mask += "00";
     }
     std::string args = "fusedArgs" + index;
     line("  const fluid_tensor *const " + args + "[] = {" + list(all) + "};");

@@ -122,12 +122,28 @@ int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
   int64_t perChannel = count / channels;
   // 16 blocks per SM of an H200, each summing at least 8192 elements:
   // more splits help the large reductions (56x56, 112x112), but below
-  // 8192 elements per block the zeroing and the atomic adds cost more
-  // than they save (bench/NOTES.md, 2026-12-03).
+  // 8192 elements per block combining the blocks' sums costs more than it
+  // saves (measured when they were added atomically; bench/NOTES.md,
+  // 2026-12-03).
   constexpr int64_t kTargetBlocks = 2112;
   constexpr int64_t kMinPerBlock = 8192;
   int64_t splits = (kTargetBlocks + channels - 1) / channels;
   return std::max<int64_t>(1, std::min(splits, perChannel / kMinPerBlock));
+}
+
+std::optional<FusedSumScratch> mlir::fluid::fusedSumScratch(FusionOp fusion) {
+  if (!fusion.hasReductions())
+    return std::nullopt;
+  int64_t splits = fusedReductionSplits(fusion);
+  if (splits == 1)
+    return std::nullopt;
+  int64_t reductions = 0;
+  Type element;
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    if (isFusibleReduction(&op) && !reductions++)
+      element = cast<ShapedType>(op.getResult(0).getType()).getElementType();
+  int64_t channels = fusion.getIterationShape()[1];
+  return FusedSumScratch{channels, channels * splits * reductions, element};
 }
 
 /// Whether `use` reads its argument at the element being computed.

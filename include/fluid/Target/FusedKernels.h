@@ -12,6 +12,7 @@
 
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::fluid {
@@ -61,10 +62,23 @@ bool fusedOutputMayOverwrite(FusionOp fusion, unsigned output, unsigned input);
 /// The blocks per channel of a region with sums (its generated kernel runs
 /// channels * splits blocks of kReductionThreads threads): enough blocks to
 /// fill an H200 (16 per SM), at least 8192 elements per block. With one split
-/// each block stores its channel's sums; with more they add them atomically
-/// into outputs the caller zeroed.
+/// each block stores its channel's sums; with more the last block of a
+/// channel to finish sums the blocks' partial sums in a fixed order
+/// (FusedSumScratch).
 int64_t fusedReductionSplits(FusionOp fusion);
 constexpr int64_t kReductionThreads = 256;
+
+/// What the generated kernel of a region with several blocks per channel
+/// combines their sums through (fluid_cuda_sum_scratch; the kernel's last
+/// two operands): a 32-bit counter per channel, and a partial sum of
+/// `element` per block and reduction.
+struct FusedSumScratch {
+  int64_t counters;
+  int64_t partials;
+  Type element;
+};
+/// None for a region without sums or with one block per channel.
+std::optional<FusedSumScratch> fusedSumScratch(FusionOp fusion);
 
 /// The gpu.module that holds the generated kernels, and the suffix of a
 /// kernel's vector variant (the plain name is the scalar one, for operands

@@ -400,9 +400,8 @@ mlir::fluid::detail::inferMaxPool2DWithIndicesTypes(
       llvm::checkedMul<int64_t>(kernel[0], kernel[1]);
   if (!cells || *cells > kMaxPoolIndexCells) {
     (void)errors.fail("the kernel ", kernel[0], "x", kernel[1],
-                      " has more "
-                      "than ",
-                      kMaxPoolIndexCells, " cells, too many for ui8 indices");
+                      " has more than ", kMaxPoolIndexCells,
+                      " cells, too many for ui8 indices");
     return failure();
   }
   auto indices = RankedTensorType::get(
