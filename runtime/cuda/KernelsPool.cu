@@ -1262,11 +1262,15 @@ void launchMaxPoolGrad(fluid_cuda_context *context, cudaStream_t stream,
 // argues), so that the sums are the cpu scatter's bit for bit. The general
 // kernel takes one cell per thread and visits its covering windows as
 // maxPoolGradKernel does; the fixed one (3x3 and 2x2 stride 2, dilation 1)
-// gives each thread kGatherRows x kGatherCols cells, whose covering windows
-// it reads once each (ResNet's stem: 2 x 3 windows for 2 x 4 cells), and
-// stores them 16 bytes at a time where aligned. Bytes moved: grad_output
-// and the picks read (neighbouring threads share windows through the
-// caches), grad_input written once.
+// gives each thread two blocks of 2 x 2 cells, whose windows and taps
+// follow from the cells' parity (gatherBlock: nine comparisons per four
+// cells for 3x3), reads each of its windows once (ResNet's stem: 2 x 3
+// windows for 2 x 4 cells) and stores 16 bytes at a time where aligned.
+// The gather is bound by instruction issue, not memory (Nsight Compute on
+// the stem: 85% of the multiprocessors' issue rate for 45% of copy
+// bandwidth before the parity form), hence the fewest comparisons. Bytes
+// moved: grad_output and the picks read (neighbouring threads share
+// windows through the caches), grad_input written once.
 
 /// A thread per input cell, any geometry.
 template <typename T, typename Index>
@@ -1300,32 +1304,86 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
-/// Cells per thread of the fixed-window gather: rows, and consecutive
-/// columns (a 16-byte store of f32, two of f64).
-constexpr int kGatherRows = 2, kGatherCols = 4;
+/// Cells per thread of the fixed-window gather, in blocks of 2 x 2 (one
+/// window's stride): rows of blocks, and columns of blocks (two blocks of
+/// f32 make one 16-byte store per row, two of f64).
+constexpr int kGatherBlockRows = 1, kGatherBlockCols = 2;
 
-/// The first window (kernel K, stride S) covering input position `i`:
-/// ceil((i + pad - K + 1) / S), at least 0.
-template <int K, int S>
-__device__ inline int32_t firstWindowCovering(int32_t i, int32_t pad) {
-  const int32_t reach = i + pad - K + 1;
-  return reach <= 0 ? 0 : (reach + S - 1) / S;
+/// Where a block of 2 x 2 cells starts for kernel `K`, stride 2: with
+/// (row + pad) odd for K = 3 and even for K = 2, so that every block sees
+/// its windows and taps at the same places. `shift` is how far the first
+/// block starts before row 0 (0 or 1); window(start) is its top-left
+/// window.
+template <int K> struct GatherBlocks {
+  static_assert(K == 2 || K == 3, "kernel 2 or 3, stride 2");
+  /// Window rows (columns) a block row (column) of cells reads beyond its
+  /// own: the next one's first taps reach back into it for K = 3.
+  static constexpr int kExtra = K == 3 ? 1 : 0;
+  __host__ __device__ static int32_t shift(int32_t pad) {
+    return K == 3 ? (pad + 1) & 1 : pad & 1;
+  }
+  __device__ static int32_t window(int32_t start, int32_t pad) {
+    return (start + pad - kExtra) >> 1; // floor: -1 before the first
+  }
+};
+
+/// The cells of one 2 x 2 block from its windows: taps `t` and gradients
+/// `v` of windows (q, r), (q, r + 1), (q + 1, r), (q + 1, r + 1) (for
+/// K = 2 only the first). With stride 2 a cell's covering windows and
+/// their taps follow from its parity alone: for K = 3, cell (0, 0) is tap
+/// 4 of window (q, r); (0, 1) taps 5 and 3 of (q, r) and (q, r + 1);
+/// (1, 0) taps 7 and 1 of (q, r) and (q + 1, r); (1, 1) taps 8, 6, 2, 0 of
+/// all four; for K = 2 cell (y, x) is tap 2y + x of window (q, r): nine
+/// (four) comparisons per four cells. Sums in row-major window order, in
+/// double as on the cpu; for f32 and at most two terms f32 gives the same
+/// (writeOwnedCells), and zeros added in between change nothing.
+template <typename T, int K>
+__device__ __forceinline__ void gatherBlock(const int32_t (&t)[4],
+                                            const T (&v)[4], T (&cell)[4]) {
+  auto take = [](bool picked, T value) { return picked ? value : T(0); };
+  if constexpr (K == 2) {
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+      cell[c] = T(0) + take(t[0] == c, v[0]);
+    return;
+  } else {
+    cell[0] = T(0) + take(t[0] == 4, v[0]);
+    cell[1] = take(t[0] == 5, v[0]) + take(t[1] == 3, v[1]);
+    cell[2] = take(t[0] == 7, v[0]) + take(t[2] == 1, v[2]);
+    const bool m0 = t[0] == 8, m1 = t[1] == 6, m2 = t[2] == 2, m3 = t[3] == 0;
+    if (int(m0) + int(m1) + int(m2) + int(m3) <= 2) {
+      cell[3] =
+          (take(m0, v[0]) + take(m1, v[1])) + (take(m2, v[2]) + take(m3, v[3]));
+      return;
+    }
+    double sum = 0;
+    if (m0)
+      sum += double(v[0]);
+    if (m1)
+      sum += double(v[1]);
+    if (m2)
+      sum += double(v[2]);
+    if (m3)
+      sum += double(v[3]);
+    cell[3] = T(sum);
+  }
 }
 
-/// A thread per kGatherRows x kGatherCols input cells: `groupIndex` splits
-/// indices over [planes, ceil(height / kGatherRows), ceil(width /
-/// kGatherCols)].
-template <typename T, int K, int S, typename Index>
+/// A thread per kGatherBlockRows x kGatherBlockCols blocks of 2 x 2 input
+/// cells (GatherBlocks<K>): `groupIndex` splits indices over [planes,
+/// groupRows, groupCols]. The thread reads each of its windows once.
+template <typename T, int K, typename Index>
 __global__ void __launch_bounds__(kBlockSize)
     maxPoolGradIndicesFixedKernel(const T *__restrict__ gradOutput,
                                   const uint8_t *__restrict__ indices,
                                   FixedWindows w, PlaneIndex<Index> groupIndex,
                                   Index items, T *__restrict__ gradInput) {
-  // The most windows that cover kGatherRows consecutive rows (columns).
-  constexpr int kWindowRows = (kGatherRows + K - 2) / S + 1;
-  constexpr int kWindowCols = (kGatherCols + K - 2) / S + 1;
+  using Blocks = GatherBlocks<K>;
+  constexpr int kRows = 2 * kGatherBlockRows, kCols = 2 * kGatherBlockCols;
+  constexpr int kWindowRows = kGatherBlockRows + Blocks::kExtra;
+  constexpr int kWindowCols = kGatherBlockCols + Blocks::kExtra;
   constexpr int kStore = int(16 / sizeof(T));
-  static_assert(kGatherCols % kStore == 0, "whole stores per thread");
+  static_assert(kCols % kStore == 0, "whole stores per thread");
   const Index stride = Index(gridDim.x) * blockDim.x;
   const int64_t inPlane = int64_t(w.height) * w.width;
   const int64_t outPlane = int64_t(w.outHeight) * w.outWidth;
@@ -1333,10 +1391,10 @@ __global__ void __launch_bounds__(kBlockSize)
        i += stride) {
     int64_t p, groupRow, groupCol;
     groupIndex.split(i, p, groupRow, groupCol);
-    const int32_t row0 = int32_t(groupRow) * kGatherRows;
-    const int32_t col0 = int32_t(groupCol) * kGatherCols;
-    const int32_t oh0 = firstWindowCovering<K, S>(row0, w.padTop);
-    const int32_t ow0 = firstWindowCovering<K, S>(col0, w.padLeft);
+    const int32_t row0 = int32_t(groupRow) * kRows - Blocks::shift(w.padTop);
+    const int32_t col0 = int32_t(groupCol) * kCols - Blocks::shift(w.padLeft);
+    const int32_t q = Blocks::window(row0, w.padTop);
+    const int32_t r = Blocks::window(col0, w.padLeft);
     // The windows' picks and gradients; -1 (no tap) outside the output.
     int32_t taps[kWindowRows][kWindowCols];
     T grads[kWindowRows][kWindowCols];
@@ -1346,72 +1404,50 @@ __global__ void __launch_bounds__(kBlockSize)
     for (int a = 0; a < kWindowRows; ++a)
 #pragma unroll
       for (int b = 0; b < kWindowCols; ++b) {
-        const int32_t oh = oh0 + a, ow = ow0 + b;
-        const bool inside = oh < w.outHeight && ow < w.outWidth;
+        const int32_t oh = q + a, ow = r + b;
+        const bool inside = uint32_t(oh) < uint32_t(w.outHeight) &&
+                            uint32_t(ow) < uint32_t(w.outWidth);
         const int32_t o = inside ? oh * w.outWidth + ow : 0;
         taps[a][b] = inside ? int32_t(planeIndices[o]) : -1;
         grads[a][b] = inside ? planeGrads[o] : T(0);
       }
-    // The cell's offsets from the top left of window (oh0, ow0).
-    auto cellGrad = [&](int32_t dy0, int32_t dx0) {
-      bool picked[kWindowRows][kWindowCols];
-      int count = 0;
+    T cells[kRows][kCols];
 #pragma unroll
-      for (int a = 0; a < kWindowRows; ++a)
+    for (int y = 0; y < kGatherBlockRows; ++y)
 #pragma unroll
-        for (int b = 0; b < kWindowCols; ++b) {
-          const int32_t dy = dy0 - a * S, dx = dx0 - b * S;
-          picked[a][b] = dy >= 0 && dy < K && dx >= 0 && dx < K &&
-                         taps[a][b] == dy * K + dx;
-          count += int(picked[a][b]);
-        }
-      if constexpr (std::is_same_v<T, float>) {
-        if (count <= 2) {
-          float sum = 0.0f;
+      for (int x = 0; x < kGatherBlockCols; ++x) {
+        const int y1 = y + Blocks::kExtra, x1 = x + Blocks::kExtra;
+        const int32_t t[4] = {taps[y][x], taps[y][x1], taps[y1][x],
+                              taps[y1][x1]};
+        const T v[4] = {grads[y][x], grads[y][x1], grads[y1][x], grads[y1][x1]};
+        T cell[4];
+        gatherBlock<T, K>(t, v, cell);
 #pragma unroll
-          for (int a = 0; a < kWindowRows; ++a)
-#pragma unroll
-            for (int b = 0; b < kWindowCols; ++b)
-              if (picked[a][b])
-                sum += grads[a][b];
-          return sum;
-        }
+        for (int c = 0; c < 4; ++c)
+          cells[2 * y + c / 2][2 * x + c % 2] = cell[c];
       }
-      double sum = 0;
-#pragma unroll
-      for (int a = 0; a < kWindowRows; ++a)
-#pragma unroll
-        for (int b = 0; b < kWindowCols; ++b)
-          if (picked[a][b])
-            sum += double(grads[a][b]);
-      return T(sum);
-    };
     T *plane = gradInput + p * inPlane;
 #pragma unroll
-    for (int r = 0; r < kGatherRows; ++r) {
-      const int32_t ih = row0 + r;
-      if (ih >= w.height)
-        break;
-      T cells[kGatherCols];
+    for (int y = 0; y < kRows; ++y) {
+      const int32_t ih = row0 + y;
+      if (uint32_t(ih) >= uint32_t(w.height))
+        continue;
+      T *row = plane + int64_t(ih) * w.width;
 #pragma unroll
-      for (int c = 0; c < kGatherCols; ++c)
-        cells[c] =
-            cellGrad(ih + w.padTop - oh0 * S, col0 + c + w.padLeft - ow0 * S);
-      T *row = plane + int64_t(ih) * w.width + col0;
-#pragma unroll
-      for (int c = 0; c < kGatherCols; c += kStore) {
-        if (col0 + c + kStore <= w.width &&
-            reinterpret_cast<uintptr_t>(row + c) % 16 == 0) {
+      for (int c = 0; c < kCols; c += kStore) {
+        const int32_t iw = col0 + c;
+        if (iw >= 0 && iw + kStore <= w.width &&
+            reinterpret_cast<uintptr_t>(row + iw) % 16 == 0) {
           Vector<T, kStore> chunk;
 #pragma unroll
           for (int k = 0; k < kStore; ++k)
-            chunk.v[k] = cells[c + k];
-          *reinterpret_cast<Vector<T, kStore> *>(row + c) = chunk;
+            chunk.v[k] = cells[y][c + k];
+          *reinterpret_cast<Vector<T, kStore> *>(row + iw) = chunk;
         } else {
 #pragma unroll
           for (int k = 0; k < kStore; ++k)
-            if (col0 + c + k < w.width)
-              row[c + k] = cells[c + k];
+            if (uint32_t(iw + k) < uint32_t(w.width))
+              row[iw + k] = cells[y][c + k];
         }
       }
     }
@@ -1423,15 +1459,22 @@ void launchMaxPoolGradIndices(cudaStream_t stream, const T *gradOutput,
                               const uint8_t *indices, const PoolShape &g,
                               T *gradInput) {
   auto fixed = [&](auto kernel) {
-    constexpr int K = decltype(kernel)::value, S = 2;
+    constexpr int K = decltype(kernel)::value;
+    using Blocks = GatherBlocks<K>;
     const FixedWindows w = makeFixedWindows(g);
-    const int64_t groupRows = ceilDiv(g.rows.extent, kGatherRows);
-    const int64_t groupCols = ceilDiv(g.cols.extent, kGatherCols);
+    const int64_t groupRows =
+        ceilDiv(g.rows.extent + Blocks::shift(w.padTop), 2 * kGatherBlockRows);
+    const int64_t groupCols =
+        ceilDiv(g.cols.extent + Blocks::shift(w.padLeft), 2 * kGatherBlockCols);
     const int64_t items = g.planes * groupRows * groupCols;
+    // A thread per item: the gather is issue-bound, and a grid-stride loop
+    // over fewer threads measured 10% slower (bench/NOTES.md).
+    const int64_t blocks =
+        std::min<int64_t>(ceilDiv(items, kBlockSize), int64_t(1) << 30);
     withIndex(items, [&](auto zero) {
       using Index = decltype(zero);
-      maxPoolGradIndicesFixedKernel<T, K, S, Index>
-          <<<gridSizeFor(items), kBlockSize, 0, stream>>>(
+      maxPoolGradIndicesFixedKernel<T, K, Index>
+          <<<unsigned(blocks), kBlockSize, 0, stream>>>(
               gradOutput, indices, w, PlaneIndex<Index>(groupRows, groupCols),
               Index(items), gradInput);
       checkLaunch();
