@@ -27,6 +27,10 @@ GIB = float(2 ** 30)
 
 # File-name variants -> the system label used when the JSON lacks "system".
 VARIANTS = [
+    ("fluid-bf16-profile", "fluid cuda bf16 (profiled, no graph)"),
+    ("fluid-bf16", "fluid cuda bf16"),
+    ("torch-compile-channels_last-bf16", "torch.compile channels_last bf16"),
+    ("torch-channels_last-bf16", "torch eager channels_last bf16"),
     ("fluid-unfused-profile", "fluid cuda unfused (profiled, no graph)"),
     ("fluid-unfused", "fluid cuda unfused"),
     ("fluid-profile", "fluid cuda (profiled, no graph)"),
@@ -38,7 +42,9 @@ VARIANTS = [
     ("torch-nchw", "torch eager nchw"),
 ]
 SYSTEM_ORDER = ["fluid cuda", "fluid cuda unfused", "torch eager nchw", "torch eager channels_last",
-                "torch.compile nchw", "torch.compile channels_last"]
+                "torch.compile nchw", "torch.compile channels_last",
+                "fluid cuda bf16", "torch eager channels_last bf16",
+                "torch.compile channels_last bf16"]
 
 
 def split_name(path):

@@ -197,6 +197,11 @@ def parse_args(argv):
                    help="input batches generated on the device, cycled")
     p.add_argument("--no-tf32", action="store_true",
                    help="full fp32 math (default: TF32, as Fluid's default)")
+    p.add_argument("--precision", default="tf32",
+                   choices=["tf32", "bf16", "fp16"],
+                   help="bf16 or fp16: the forward pass under "
+                        "torch.autocast(dtype) (fp16 with a GradScaler), as "
+                        "fluid-compile --precision; default tf32 (f32)")
     p.add_argument("--model-source", default="auto",
                    choices=["auto", "torchvision", "local"],
                    help="auto: torchvision if importable, else the local "
@@ -216,6 +221,8 @@ def parse_args(argv):
 def system_name(args):
     kind = "torch.compile" if args.compile else "torch eager"
     name = "%s %s" % (kind, args.memory_format)
+    if args.precision != "tf32":
+        name += " " + args.precision
     if args.device != "cuda":
         name += " (" + args.device + ")"
     return name
@@ -303,13 +310,36 @@ def make_step(args, record):
                                 for t in images + labels)
     record["inputs_timed"] = False
 
+    record["precision"] = args.precision
+    if args.precision == "tf32":
+        def step(i):
+            x = images[i % len(images)]
+            y = labels[i % len(labels)]
+            optimizer.zero_grad(set_to_none=True)
+            loss = criterion(step_model(x), y)
+            loss.backward()
+            optimizer.step()
+            return loss
+        return step
+
+    # torch.autocast's mixed precision: the recipe of PyTorch's AMP
+    # documentation (fp16 with a GradScaler, bf16 without).
+    dtype = torch.bfloat16 if args.precision == "bf16" else torch.float16
+    scaling = args.precision == "fp16" and cuda
+    if hasattr(torch.amp, "GradScaler"):
+        scaler = torch.amp.GradScaler("cuda", enabled=scaling)
+    else:  # PyTorch < 2.3
+        scaler = torch.cuda.amp.GradScaler(enabled=scaling)
+
     def step(i):
         x = images[i % len(images)]
         y = labels[i % len(labels)]
         optimizer.zero_grad(set_to_none=True)
-        loss = criterion(step_model(x), y)
-        loss.backward()
-        optimizer.step()
+        with torch.autocast(device_type=device.type, dtype=dtype):
+            loss = criterion(step_model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
         return loss
 
     return step

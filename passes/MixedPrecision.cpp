@@ -59,12 +59,21 @@ struct FluidMixedPrecisionPass
   }
 
   /// Replaces `op` by the same op on 16-bit casts of its f32 operands,
-  /// its results cast back to f32.
+  /// its results cast back to f32. A convolution's or linear layer's bias
+  /// is added after the cast back, in f32 (reshaped to [O, 1, 1] against a
+  /// convolution's [N, O, OH, OW]): the bias, its gradient and the sum
+  /// that gradient is stay f32, as torch.autocast's f32 master bias.
   void rewrite(Operation *op, Type element) {
     OpBuilder builder(op);
     Location loc = op->getLoc();
+    Value bias;
+    if (auto conv = dyn_cast<Conv2DOp>(op))
+      bias = conv.getBias();
+    else if (auto linear = dyn_cast<LinearOp>(op))
+      bias = linear.getBias();
+    // The bias is the last operand of both ops.
     SmallVector<Value> operands;
-    for (Value operand : op->getOperands()) {
+    for (Value operand : op->getOperands().drop_back(bias ? 1 : 0)) {
       if (RankedTensorType type = narrowed(operand.getType(), element))
         operand = CastOp::create(builder, loc, type, operand);
       operands.push_back(operand);
@@ -74,10 +83,27 @@ struct FluidMixedPrecisionPass
       results.push_back(narrowed(type, element));
     OperationState state(loc, op->getName(), operands, results, op->getAttrs());
     Operation *narrow = builder.create(state);
-    for (auto [old, now] : llvm::zip(op->getResults(), narrow->getResults()))
-      old.replaceAllUsesWith(
-          CastOp::create(builder, loc, old.getType(), now).getResult());
+    for (auto [old, now] : llvm::zip(op->getResults(), narrow->getResults())) {
+      Value wide = CastOp::create(builder, loc, old.getType(), now);
+      if (bias)
+        wide = AddOp::create(builder, loc, old.getType(), wide,
+                             broadcastable(builder, loc, bias, old.getType()));
+      old.replaceAllUsesWith(wide);
+    }
     op->erase();
+  }
+
+  /// `bias` ([O]) reshaped so that NumPy broadcasting adds it along
+  /// dimension 1 of `target` ([N, O, ...]).
+  static Value broadcastable(OpBuilder &builder, Location loc, Value bias,
+                             Type target) {
+    auto targetType = cast<RankedTensorType>(target);
+    if (targetType.getRank() <= 2)
+      return bias;
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    SmallVector<int64_t> shape(targetType.getRank() - 1, 1);
+    shape[0] = biasType.getDimSize(0);
+    return ReshapeOp::create(builder, loc, biasType.clone(shape), bias);
   }
 };
 

@@ -10,7 +10,9 @@
 #     for bench/memory.sh, and NAME-opt-{both,nofold,nogroup,neither}-cuda
 #     (the optimizer passes on and off), for bench/optimizer.sh, and
 #     NAME-{fused,unfused}-cuda (fusion and batch norm's expansion on and
-#     off), for bench/fusion.sh.
+#     off), for bench/fusion.sh, and NAME-bf16-cuda (--precision bf16),
+#     for bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16} in
+#     build/gpu-programs.
 # Then run on the GPU machine (the device tool), carrying build/lib,
 # build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
 #   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh   and/or
@@ -40,6 +42,16 @@ compile() { # MODEL-OPTIONS... -- OUTPUT BACKEND TRAINING
 lenet="optimizer=momentum lr=0.05 momentum=0.9 weight-decay=5e-4 schedule=cosine total-steps=1874"
 compile "$programs/lenet5-cuda" cuda "$lenet" lenet5 --batch 64
 compile "$programs/lenet5-cpu" cpu "$lenet" lenet5 --batch 64
+# Mixed precision (--precision bf16 and fp16): cuda against cpu, and
+# Fashion-MNIST's accuracy on cuda.
+for precision in bf16 fp16; do
+  for backend in cuda cpu; do
+    "$bin/fluid-compile" "$programs/lenet5-cuda.mlir" --backend "$backend" \
+      --training "$lenet" --precision "$precision" \
+      -o "$programs/lenet5-$backend-$precision" --quiet
+  done
+done
+echo "compiled lenet5-{cuda,cpu}-{bf16,fp16}"
 resnet18="optimizer=momentum lr=0.1 momentum=0.9"
 compile "$programs/resnet18-cuda" cuda "$resnet18" resnet18 --batch 4 \
   --image-size 64 --classes 10
@@ -77,7 +89,10 @@ for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext5
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
     --no-expand-batch-norm --no-fuse-elementwise \
     -o "$bench/$name-unfused-cuda" --quiet
-  echo "compiled $bench/$name-{fused,unfused}-cuda"
+  # bench/precision.sh: the same step in bf16.
+  "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
+    --precision bf16 -o "$bench/$name-bf16-cuda" --quiet
+  echo "compiled $bench/$name-{fused,unfused,bf16}-cuda"
 done
 # bench/memory.sh: each configuration with each memory policy, and the
 # compile-time memory report of each (NAME-VARIANT.report.{json,csv,svg}).

@@ -66,9 +66,13 @@ void linear(const T *input, const T *weight, const T *bias, T *output,
 MatmulShape fluid::rt::cpu::checkMatmul(const CheckedTensor &lhs,
                                         const CheckedTensor &rhs,
                                         const CheckedTensor &output,
-                                        const fluid_matmul_params *params) {
+                                        const fluid_matmul_params *params,
+                                        bool sixteenBit) {
   requireParams(params);
-  requireFloat(lhs);
+  if (sixteenBit)
+    requireLibraryFloat(lhs);
+  else
+    requireFloat(lhs);
   requireDtype(rhs, lhs);
   requireDtype(output, lhs);
   if (lhs.rank() != 2 && lhs.rank() != 3)

@@ -17,10 +17,12 @@ struct MatmulShape {
 };
 
 /// Checks the descriptors of a matmul (every backend's) and returns its
-/// shape; fails with a message naming the mismatch.
+/// shape; fails with a message naming the mismatch. f32 or f64 operands,
+/// or with `sixteenBit` also f16 and bf16 (cuBLAS's).
 MatmulShape checkMatmul(const CheckedTensor &lhs, const CheckedTensor &rhs,
                         const CheckedTensor &output,
-                        const fluid_matmul_params *params);
+                        const fluid_matmul_params *params,
+                        bool sixteenBit = false);
 
 } // namespace fluid::rt::cpu
 

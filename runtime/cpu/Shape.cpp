@@ -39,9 +39,8 @@ extern "C" fluid_status fluid_cpu_concat(const fluid_tensor *inputDescs,
                                          int64_t numInputs,
                                          fluid_tensor *outputDesc,
                                          int64_t axis) {
-  if (auto status = throughF32("fluid_cpu_concat", fluid_cpu_concat, inputDescs,
-                               numInputs, outputDesc, axis))
-    return *status;
+  // A copy of bytes for any dtype, 16-bit ones included: no widening
+  // (throughF32 would widen only the first descriptor of the array).
   return guard("fluid_cpu_concat", [&] {
     if (numInputs < 1)
       fail("needs at least one input, got " + std::to_string(numInputs));

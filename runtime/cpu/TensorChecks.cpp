@@ -97,6 +97,14 @@ void cpu::requireFloat(const CheckedTensor &t) {
                     "; the cpu kernels support f32 and f64");
 }
 
+void cpu::requireLibraryFloat(const CheckedTensor &t) {
+  const int32_t d = t.dtype();
+  if (d != FLUID_F16 && d != FLUID_BF16 && d != FLUID_F32 && d != FLUID_F64)
+    throw Error(FLUID_ERROR_UNSUPPORTED,
+                t.name + " has dtype " + dtypeName(d) +
+                    "; expected f16, bf16, f32 or f64");
+}
+
 void cpu::requireParams(const void *params) {
   if (!params)
     fail("params is null");

@@ -61,6 +61,11 @@ void requireShape(const CheckedTensor &t, const Shape &expected);
 /// Fails (as unsupported) unless `t` is f32 or f64.
 void requireFloat(const CheckedTensor &t);
 
+/// Fails (as unsupported) unless `t` is f16, bf16, f32 or f64: the dtypes
+/// the cuda backend's library calls (cuDNN convolutions, cuBLAS products)
+/// store, 16-bit ones accumulated in f32.
+void requireLibraryFloat(const CheckedTensor &t);
+
 /// Fails unless the parameter struct pointer is non-null.
 void requireParams(const void *params);
 

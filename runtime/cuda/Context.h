@@ -112,8 +112,29 @@ const void *uploadDeviceTable(fluid_cuda_context *context, const void *site,
 // cuDNN helpers
 //===----------------------------------------------------------------------===//
 
-/// The cuDNN data type of a float dtype (already checked by requireFloat).
+/// Whether `dtype` is f16 or bf16.
+inline bool isSixteenBitFloat(int32_t dtype) {
+  return dtype == FLUID_F16 || dtype == FLUID_BF16;
+}
+
+/// The cuDNN data type of a float dtype (already checked by requireFloat
+/// or requireLibraryFloat).
 inline cudnnDataType_t cudnnDataTypeOf(int32_t dtype) {
+  switch (dtype) {
+  case FLUID_F64:
+    return CUDNN_DATA_DOUBLE;
+  case FLUID_F16:
+    return CUDNN_DATA_HALF;
+  case FLUID_BF16:
+    return CUDNN_DATA_BFLOAT16;
+  default:
+    return CUDNN_DATA_FLOAT;
+  }
+}
+
+/// The type cuDNN accumulates data of `dtype` in: f64 for f64, f32
+/// otherwise (16-bit data with f32 sums, as PyTorch's autocast does).
+inline cudnnDataType_t cudnnComputeTypeOf(int32_t dtype) {
   return dtype == FLUID_F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
 }
 

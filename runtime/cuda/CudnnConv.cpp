@@ -116,9 +116,12 @@ ConvLowering lower(fluid_cuda_context *context, const Conv2dGeometry &g,
   l.g = g;
   l.dtype = dtype;
   // f32 honours the context's TF32 choice; FMA math keeps cuDNN off the
-  // tensor cores, whose default for f32 on Ampere and later is TF32.
+  // tensor cores, whose default for f32 on Ampere and later is TF32. f16
+  // and bf16 run on the tensor cores, accumulating in f32.
   if (dtype == FLUID_F64)
     l.mathType = CUDNN_DEFAULT_MATH;
+  else if (isSixteenBitFloat(dtype))
+    l.mathType = CUDNN_TENSOR_OP_MATH;
   else
     l.mathType = allowTf32(context) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
   l.padHeight = std::min(g.rows.padBefore, g.rows.padAfter);
@@ -155,7 +158,7 @@ struct ConvOperands {
         cudnnInt(g.cols.stride, "stride"),
         cudnnInt(g.rows.dilation, "dilation"),
         cudnnInt(g.cols.dilation, "dilation"), CUDNN_CROSS_CORRELATION,
-        cudnnDataTypeOf(l.dtype)));
+        cudnnComputeTypeOf(l.dtype)));
     FLUID_CUDNN_CHECK(cudnnSetConvolutionGroupCount(
         conv.get(), cudnnInt(g.groups, "groups")));
   }
@@ -199,11 +202,14 @@ struct ForwardPass {
         h, o.x.get(), o.xData, o.w.get(), o.wData, o.conv.get(), o.y.get(),
         const_cast<void *>(o.yData), requested, returned, perf, ws, wsBytes));
   }
+  /// y = conv(x, w), or with `accumulate` y = conv(x, w) + y (blended in
+  /// f32 before y is rounded to its type).
   static void run(cudnnHandle_t h, const ConvOperands &o, int32_t dtype,
-                  int algo, void *ws, size_t wsBytes) {
+                  int algo, void *ws, size_t wsBytes, bool accumulate = false) {
     FLUID_CUDNN_CHECK(cudnnConvolutionForward(
         h, scalarOne(dtype), o.x.get(), o.xData, o.w.get(), o.wData,
-        o.conv.get(), Algo(algo), ws, wsBytes, scalarZero(dtype), o.y.get(),
+        o.conv.get(), Algo(algo), ws, wsBytes,
+        accumulate ? scalarOne(dtype) : scalarZero(dtype), o.y.get(),
         const_cast<void *>(o.yData)));
   }
 };
@@ -511,15 +517,18 @@ void cropInput(fluid_cuda_context *context, const ConvLowering &l,
 }
 
 /// output += bias broadcast over N, H and W.
+/// output += bias (broadcast over [N, ., OH, OW]), or with `replace`
+/// output = bias.
 void addBias(fluid_cuda_context *context, int32_t dtype, const void *bias,
-             void *output, const Conv2dGeometry &g) {
+             void *output, const Conv2dGeometry &g, bool replace = false) {
   TensorDescriptor biasDesc, outputDesc;
   biasDesc.setNchw(dtype, 1, g.outChannels, 1, 1);
   outputDesc.setNchw(dtype, g.batch, g.outChannels, g.rows.outSize,
                      g.cols.outSize);
-  FLUID_CUDNN_CHECK(cudnnAddTensor(cudnnOf(context), scalarOne(dtype),
-                                   biasDesc.get(), bias, scalarOne(dtype),
-                                   outputDesc.get(), output));
+  FLUID_CUDNN_CHECK(
+      cudnnAddTensor(cudnnOf(context), scalarOne(dtype), biasDesc.get(), bias,
+                     replace ? scalarZero(dtype) : scalarOne(dtype),
+                     outputDesc.get(), output));
 }
 
 void zeroFill(fluid_cuda_context *context, const CheckedTensor &t) {
@@ -538,7 +547,7 @@ Conv2dGeometry checkConv(fluid_cuda_context *context,
                          const CheckedTensor &filter,
                          const fluid_conv2d_params *params) {
   requireParams(params);
-  requireFloat(input);
+  requireLibraryFloat(input);
   requireDtype(filter, input);
   requireDtype(output, input);
   requireRank(input, 4);
@@ -591,8 +600,18 @@ fluid_cuda_conv2d(fluid_cuda_context *context, const fluid_tensor *inputDesc,
             padInput(context, lowering, input.desc->data, reserved);
             ops.xData = reserved;
           });
+      // A 16-bit output with a bias: the bias first (exact), then the
+      // convolution blended onto it in f32, so that the sum is rounded to
+      // 16 bits once, as the cpu backend rounds it (after the search, which
+      // writes the output).
+      const bool biasFirst = biasDesc && isSixteenBitFloat(dtype);
+      if (biasFirst)
+        addBias(context, dtype, biasDesc->data, output.desc->data, g,
+                /*replace=*/true);
       ForwardPass::run(cudnnOf(context), ops, dtype, algo.algorithm,
-                       algo.workspace, algo.workspaceBytes);
+                       algo.workspace, algo.workspaceBytes, biasFirst);
+      if (biasFirst)
+        return;
     }
     if (biasDesc)
       addBias(context, dtype, biasDesc->data, output.desc->data, g);

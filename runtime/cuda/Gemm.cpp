@@ -10,8 +10,9 @@
 //
 // f32 computes in CUBLAS_COMPUTE_32F_FAST_TF32 with allow_tf32 and in
 // CUBLAS_COMPUTE_32F otherwise (matching the handle's math mode); f64 in
-// CUBLAS_COMPUTE_64F. linear's bias is broadcast-added by cudnnAddTensor
-// after the GEMM, on the same stream.
+// CUBLAS_COMPUTE_64F; f16 and bf16 in CUBLAS_COMPUTE_32F (tensor cores,
+// f32 sums, the result rounded to the operands' type). linear's bias is
+// broadcast-added by cudnnAddTensor after the GEMM, on the same stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,12 +31,17 @@ using namespace fluid::rt::cuda;
 namespace {
 
 /// The validated sizes of one matmul: batch x [M,K] * [K,N].
-/// output = lhs * rhs, batched, all row-major device memory of `dtype`.
+/// output = lhs * rhs, or with `accumulate` output = lhs * rhs + output
+/// (in the compute type, rounded once), batched, all row-major device
+/// memory of `dtype`.
 void gemm(fluid_cuda_context *context, int32_t dtype, const MatmulShape &s,
-          const void *lhs, const void *rhs, void *output) {
+          const void *lhs, const void *rhs, void *output,
+          bool accumulate = false) {
   if (s.batch == 0 || s.m == 0 || s.n == 0)
     return;
   if (s.k == 0) {
+    if (accumulate)
+      return; // output + an empty sum
     // An empty sum: cuBLAS may leave C alone when k is 0.
     FLUID_CUDA_CHECK(cudaMemsetAsync(
         output, 0,
@@ -44,11 +50,17 @@ void gemm(fluid_cuda_context *context, int32_t dtype, const MatmulShape &s,
     return;
   }
   const bool f64 = dtype == FLUID_F64;
-  const cudaDataType type = f64 ? CUDA_R_64F : CUDA_R_32F;
-  const cublasComputeType_t compute = f64 ? CUBLAS_COMPUTE_64F
-                                      : allowTf32(context)
-                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                          : CUBLAS_COMPUTE_32F;
+  const cudaDataType type = f64                   ? CUDA_R_64F
+                            : dtype == FLUID_F16  ? CUDA_R_16F
+                            : dtype == FLUID_BF16 ? CUDA_R_16BF
+                                                  : CUDA_R_32F;
+  // 16-bit operands run on the tensor cores with f32 sums whatever the
+  // TF32 choice.
+  const cublasComputeType_t compute =
+      f64 ? CUBLAS_COMPUTE_64F
+      : allowTf32(context) && !isSixteenBitFloat(dtype)
+          ? CUBLAS_COMPUTE_32F_FAST_TF32
+          : CUBLAS_COMPUTE_32F;
   // The column-major call: C^T [N,M] = op(rhs)^T [N,K] * op(lhs)^T [K,M].
   const cublasOperation_t opRhs = s.transposeRhs ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t opLhs = s.transposeLhs ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -56,8 +68,9 @@ void gemm(fluid_cuda_context *context, int32_t dtype, const MatmulShape &s,
   const int64_t ldLhs = s.transposeLhs ? s.m : s.k;
   FLUID_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(
       cublasOf(context), opRhs, opLhs, s.n, s.m, s.k, scalarOne(dtype), rhs,
-      type, ldRhs, s.k * s.n, lhs, type, ldLhs, s.m * s.k, scalarZero(dtype),
-      output, type, s.n, s.m * s.n, s.batch, compute, CUBLAS_GEMM_DEFAULT));
+      type, ldRhs, s.k * s.n, lhs, type, ldLhs, s.m * s.k,
+      accumulate ? scalarOne(dtype) : scalarZero(dtype), output, type, s.n,
+      s.m * s.n, s.batch, compute, CUBLAS_GEMM_DEFAULT));
 }
 
 } // namespace
@@ -72,7 +85,7 @@ extern "C" fluid_status fluid_cuda_matmul(fluid_cuda_context *context,
     CheckedTensor lhs = checkTensor(lhsDesc, "lhs");
     CheckedTensor rhs = checkTensor(rhsDesc, "rhs");
     CheckedTensor output = checkTensor(outputDesc, "output");
-    MatmulShape s = checkMatmul(lhs, rhs, output, params);
+    MatmulShape s = checkMatmul(lhs, rhs, output, params, /*sixteenBit=*/true);
     requireDeviceMemory(context, lhs);
     requireDeviceMemory(context, rhs);
     requireDeviceMemory(context, output);
@@ -92,7 +105,7 @@ extern "C" fluid_status fluid_cuda_linear(fluid_cuda_context *context,
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor weight = checkTensor(weightDesc, "weight");
     CheckedTensor output = checkTensor(outputDesc, "output");
-    requireFloat(input);
+    requireLibraryFloat(input);
     requireDtype(weight, input);
     requireDtype(output, input);
     requireRank(input, 2);
@@ -114,18 +127,27 @@ extern "C" fluid_status fluid_cuda_linear(fluid_cuda_context *context,
     requireDeviceMemory(context, weight);
     requireDeviceMemory(context, output);
 
-    // output = input * weight^T.
+    // output = input * weight^T (+ bias). A 16-bit output takes the bias
+    // first (exact) and the product blended onto it in f32, so that the
+    // sum is rounded to 16 bits once, as the cpu backend rounds it.
     const int32_t dtype = input.dtype();
-    MatmulShape s{1, batch, inFeatures, outFeatures, false, true};
-    gemm(context, dtype, s, input.desc->data, weight.desc->data,
-         output.desc->data);
-    if (biasDesc && output.numel > 0) {
+    const bool withBias = biasDesc && output.numel > 0;
+    const bool biasFirst = withBias && isSixteenBitFloat(dtype);
+    auto addBias = [&](bool replace) {
       TensorDescriptor biasView, outputView;
       biasView.setNchw(dtype, 1, outFeatures, 1, 1);
       outputView.setNchw(dtype, batch, outFeatures, 1, 1);
       FLUID_CUDNN_CHECK(cudnnAddTensor(
           cudnnOf(context), scalarOne(dtype), biasView.get(), biasDesc->data,
-          scalarOne(dtype), outputView.get(), output.desc->data));
-    }
+          replace ? scalarZero(dtype) : scalarOne(dtype), outputView.get(),
+          output.desc->data));
+    };
+    if (biasFirst)
+      addBias(/*replace=*/true);
+    MatmulShape s{1, batch, inFeatures, outFeatures, false, true};
+    gemm(context, dtype, s, input.desc->data, weight.desc->data,
+         output.desc->data, biasFirst);
+    if (withBias && !biasFirst)
+      addBias(/*replace=*/false);
   });
 }

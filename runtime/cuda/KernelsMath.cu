@@ -11,12 +11,21 @@
 // is none; otherwise it flags the error for fluid_cuda_check_errors and the
 // output keeps its previous contents.
 //
+// Casts between the float types include f16 and bf16 (CUDA's __half and
+// __nv_bfloat16), rounded to nearest even from the exact value as the cpu
+// backend rounds them (runtime/cpu/Float16.h): from f32 and f64 directly,
+// between the two 16-bit types through f32, which holds either exactly.
+// Casts between a 16-bit type and an integer type are not supported.
+//
 //===----------------------------------------------------------------------===//
 
 #include "DeviceMath.cuh"
 #include "Elementwise.cuh"
 
 #include "fluid/runtime/CudaKernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <cstring>
 #include <limits>
@@ -104,10 +113,14 @@ void dispatchCastable(const CheckedTensor &t, Fn &&body) {
     return body(int32_t{});
   case FLUID_I64:
     return body(int64_t{});
+  case FLUID_F16:
+    return body(__half{});
+  case FLUID_BF16:
+    return body(__nv_bfloat16{});
   default:
     throw Error(FLUID_ERROR_UNSUPPORTED,
                 t.name + " has dtype " + cpu::dtypeName(t.dtype()) +
-                    "; cast supports f32, f64, i32 and i64");
+                    "; cast supports f16, bf16, f32, f64, i32 and i64");
   }
 }
 
@@ -180,6 +193,38 @@ __global__ void __launch_bounds__(kBlockSize)
     out[i] = static_cast<To>(in[i]);
 }
 
+/// f16 or bf16.
+template <typename T>
+constexpr bool kSixteenBit =
+    std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+/// `x` rounded to nearest even in To; 16-bit sources widen to f32 first
+/// (exact).
+template <typename To, typename From> __device__ To convertFloat(From x) {
+  if constexpr (std::is_same_v<From, __half>)
+    return convertFloat<To>(__half2float(x));
+  else if constexpr (std::is_same_v<From, __nv_bfloat16>)
+    return convertFloat<To>(__bfloat162float(x));
+  else if constexpr (std::is_same_v<To, __half>)
+    return std::is_same_v<From, double> ? __double2half(double(x))
+                                        : __float2half_rn(float(x));
+  else if constexpr (std::is_same_v<To, __nv_bfloat16>)
+    return std::is_same_v<From, double> ? __double2bfloat16(double(x))
+                                        : __float2bfloat16_rn(float(x));
+  else
+    return To(x);
+}
+
+template <typename To, typename From>
+__global__ void __launch_bounds__(kBlockSize)
+    castFloatKernel(const From *__restrict__ in, To *__restrict__ out,
+                    int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    out[i] = convertFloat<To>(in[i]);
+}
+
 template <typename To, typename From>
 void launchCast(fluid_cuda_context *context, cudaStream_t stream,
                 const CheckedTensor &input, const CheckedTensor &output) {
@@ -192,6 +237,18 @@ void launchCast(fluid_cuda_context *context, cudaStream_t stream,
     if (in != out)
       FLUID_CUDA_CHECK(cudaMemcpyAsync(out, in, sizeof(To) * n,
                                        cudaMemcpyDeviceToDevice, stream));
+  } else if constexpr (kSixteenBit<To> || kSixteenBit<From>) {
+    if constexpr (std::is_integral_v<To> || std::is_integral_v<From>) {
+      throw Error(FLUID_ERROR_UNSUPPORTED,
+                  "cast between " + std::string(cpu::dtypeName(input.dtype())) +
+                      " and " + cpu::dtypeName(output.dtype()) +
+                      " is not supported on cuda (16-bit floats convert to "
+                      "and from f32 and f64 only)");
+    } else {
+      castFloatKernel<To, From>
+          <<<gridSizeFor(n), kBlockSize, 0, stream>>>(in, out, n);
+      checkLaunch();
+    }
   } else if constexpr (kAlwaysCastable<To, From>) {
     launchElementwise<To, From, 1>(stream, out, output.shape, {in},
                                    {input.shape}, Convert<To>{});

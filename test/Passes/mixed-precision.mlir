@@ -28,6 +28,23 @@ func.func @f(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %a: tensor<5x7xf3
   return %r, %m, %d : tensor<2x4x8x8xf32>, tensor<5x2xf32>, tensor<4x3xf64>
 }
 
+// A bias is added after the cast back, in f32: reshaped to [O, 1, 1] for a
+// convolution, as it is for a linear layer.
+// CHECK-LABEL: func.func @biases
+// CHECK: %[[Y:.*]] = fluid.conv2d %{{.*}}, %{{.*}} {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
+// CHECK: %[[YF:.*]] = fluid.cast %[[Y]] : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+// CHECK: %[[B:.*]] = fluid.reshape %arg2 : tensor<4xf32> -> tensor<4x1x1xf32>
+// CHECK: %[[YB:.*]] = fluid.add %[[YF]], %[[B]] : tensor<2x4x8x8xf32>, tensor<4x1x1xf32> -> tensor<2x4x8x8xf32>
+// CHECK: %[[L:.*]] = fluid.linear %{{.*}}, %{{.*}} : tensor<5x7xbf16>, tensor<2x7xbf16> -> tensor<5x2xbf16>
+// CHECK: %[[LF:.*]] = fluid.cast %[[L]] : tensor<5x2xbf16> -> tensor<5x2xf32>
+// CHECK: %[[LB:.*]] = fluid.add %[[LF]], %arg5 : tensor<5x2xf32>, tensor<2xf32> -> tensor<5x2xf32>
+// CHECK: return %[[YB]], %[[LB]]
+func.func @biases(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %a: tensor<5x7xf32>, %lw: tensor<2x7xf32>, %lb: tensor<2xf32>) -> (tensor<2x4x8x8xf32>, tensor<5x2xf32>) {
+  %y = fluid.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+  %l = fluid.linear %a, %lw, %lb : tensor<5x7xf32>, tensor<2x7xf32>, tensor<2xf32> -> tensor<5x2xf32>
+  return %y, %l : tensor<2x4x8x8xf32>, tensor<5x2xf32>
+}
+
 // TRAIN-LABEL: func.func @loss
 // TRAIN: %[[W:.*]] = fluid.get_param @conv.weight : tensor<4x3x3x3xf32>
 // TRAIN: %[[X16:.*]] = fluid.cast %arg0 : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xbf16>

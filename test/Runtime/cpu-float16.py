@@ -10,6 +10,7 @@ a bf16 input with f32 scale, shift and statistics; cross-entropy of 16-bit
 logits into an f32 loss. A bad 16-bit descriptor is still an error.
 """
 
+import ctypes
 import importlib
 import os
 import sys
@@ -20,6 +21,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 api = importlib.import_module("cpu-api")
+fluidrt = api.fluidrt
 grad_api = importlib.import_module("cpu-grad-api")
 
 HALVES = {torch.float16: ("f16", 10), torch.bfloat16: ("bf16", 7)}
@@ -158,6 +160,26 @@ def cases(suite, dtype):
         check(suite, "fluid_cpu_relu_grad", [dy, y, None],
               {2: ([3, 8], dtype)}, lambda a: [a[0] * (a[1] > 0)])
 
+    def concat():
+        # An array of 16-bit descriptors: a copy, bitwise.
+        parts = [t(2, 3, 4), t(2, 5, 4), t(2, 1, 4)]
+        code = fluidrt.BF16 if dtype == torch.bfloat16 else None
+        arrays = [p.view(torch.int16).numpy() if code else p.numpy()
+                  for p in parts]
+        descs = (fluidrt.FluidTensor * 3)(*[fluidrt.tensor(a, code)
+                                            for a in arrays])
+        out = torch.zeros(2, 9, 4, dtype=dtype)
+        out_array = out.view(torch.int16).numpy() if code else out.numpy()
+        lib = suite.kernels.lib
+        lib.fluid_cpu_concat.argtypes = [ctypes.c_void_p, ctypes.c_int64,
+                                         ctypes.c_void_p, ctypes.c_int64]
+        status = lib.fluid_cpu_concat(
+            descs, 3, ctypes.byref(fluidrt.tensor(out_array, code)), 1)
+        assert status == 0, lib.fluid_last_error().decode()
+        want = torch.cat(parts, dim=1)
+        assert torch.equal(out.view(torch.int16), want.view(torch.int16)), \
+            "concat of 16-bit tensors is not a bitwise copy"
+
     def bad_descriptor():
         x = t(4)
         bad = torch.zeros(5, dtype=dtype)
@@ -168,7 +190,8 @@ def cases(suite, dtype):
 
     return [("conv2d", conv), ("matmul", matmul), ("relu and add", relu_add),
             ("max_pool2d", max_pool), ("conv2d gradients", conv_grads),
-            ("relu_grad", relu_grad), ("batch_norm, f32 statistics",
+            ("relu_grad", relu_grad), ("concat", concat),
+            ("batch_norm, f32 statistics",
                                        batch_norm),
             ("softmax_cross_entropy into an f32 loss", cross_entropy),
             ("a bad output descriptor", bad_descriptor)]

@@ -73,8 +73,9 @@ static cl::opt<std::string> precisionName(
     cl::desc("Arithmetic of convolutions and matrix products: tf32 (the "
              "default: f32 tensors, TF32 tensor cores unless the executable "
              "runs with --no-tf32), bf16 or fp16 (--fluid-mixed-precision: "
-             "16-bit inputs, f32 parameters, loss and everything else; the "
-             "cpu backend only, for now; docs/PRECISION.md)"),
+             "16-bit inputs on the tensor cores, f32 parameters, biases, "
+             "loss and everything else; no loss scaling yet, so fp16 "
+             "gradients may underflow; docs/PRECISION.md)"),
     cl::init("tf32"), cl::value_desc("tf32|bf16|fp16"),
     cl::cat(compileCategory));
 static cl::opt<std::string> emitKind(
@@ -309,10 +310,6 @@ int main(int argc, char **argv) {
     return fail("--precision must be tf32, bf16 or fp16, got '" +
                 precisionName + "'");
   const bool sixteenBits = precisionName != "tf32";
-  if (sixteenBits && options.backend == EmitBackend::Cuda)
-    return fail("--precision " + precisionName +
-                ": the cuda backend has no 16-bit kernels yet "
-                "(docs/PRECISION.md); use --backend cpu");
   if (emitKind != "exe" && emitKind != "cpp" && emitKind != "buffers")
     return fail("--emit must be exe, cpp or buffers, got '" + emitKind + "'");
   if (emitKind == "exe" && (outputFilename.empty() || outputFilename == "-"))

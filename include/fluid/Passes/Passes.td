@@ -322,14 +322,17 @@ def FluidMixedPrecision : Pass<"fluid-mixed-precision", "::mlir::ModuleOp"> {
     16-bit result is cast back to f32: the tensor-core inputs of
     `torch.autocast`, with f32 master weights (the parameters stay f32 and
     are cast at their use) and everything else, the loss included, in f32.
-    Run it on the forward program, before the training step is built: the
+    A convolution's or linear layer's bias is added after the cast back, in
+    f32 (a `fluid.reshape` to [O, 1, 1] and a broadcasting `fluid.add` for
+    a convolution), so that the bias and its gradient stay f32. Run it on the forward program, before the training step is built: the
     gradient of a cast is the cast back, so the backward convolutions and
     products run on 16-bit tensors too and the parameters' gradients reach
     the optimizer in f32. The table of what runs in which precision, and
     what is still to come (16-bit activations, loss scaling), is in
     docs/PRECISION.md. `fluid-compile --precision bf16|fp16` runs it; the
-    cpu backend computes 16-bit ops in f32 and rounds their results once,
-    as the GPU does.
+    cuda backend runs the 16-bit ops on cuDNN's and cuBLAS's tensor cores
+    with f32 sums, and the cpu backend computes them in f32 and rounds
+    their results once.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",

@@ -121,7 +121,9 @@ def last_error(lib):
 class DeviceTensor:
     """Device memory of a context holding one dense tensor."""
 
-    def __init__(self, context, shape, dtype):
+    def __init__(self, context, shape, dtype, code=None):
+        """`code`, a fluid dtype code, overrides the one of the NumPy
+        dtype (fluidrt.BF16, whose bits a uint16 array holds)."""
         self.context = context
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
@@ -130,7 +132,7 @@ class DeviceTensor:
         self.pointer = context.malloc(self.nbytes)
         self.desc = fluidrt.FluidTensor()
         self.desc.data = self.pointer
-        self.desc.dtype = fluidrt.DTYPES[self.dtype]
+        self.desc.dtype = fluidrt.DTYPES[self.dtype] if code is None else code
         self.desc.rank = len(self.shape)
         for i, d in enumerate(self.shape):
             self.desc.shape[i] = d
@@ -201,9 +203,10 @@ class Context:
         show."""
         return self.upload(np.full(shape, np.nan, dtype))
 
-    def upload(self, array):
+    def upload(self, array, code=None):
+        """A device copy of `array`; `code` as DeviceTensor's."""
         array = np.require(array, requirements="C")  # keeps rank 0
-        t = DeviceTensor(self, array.shape, array.dtype)
+        t = DeviceTensor(self, array.shape, array.dtype, code)
         self.check(self.lib.fluid_cuda_copy_to_device(
             self.handle, t.pointer, array.ctypes.data, t.nbytes))
         return t

@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""f16 and bf16 on the cuda backend against the cpu backend (issue 14).
+
+cast: fluid_cuda_cast between f16, bf16, f32 and f64 must give the cpu's
+bits exactly (both round to nearest even from the exact value; NaN only
+as NaN, its payload free): halfway cases, subnormals, overflow to
+infinity, signed zeros, infinities and NaN among normal values. A cast
+between a 16-bit type and an integer type is an unsupported error on cuda.
+
+conv2d (with and without bias), conv2d_grad_input, conv2d_grad_filter,
+matmul (each transposition, batched) and linear (with bias) in f16 and
+bf16: cuDNN and cuBLAS sum in f32 on the tensor cores and round the result
+once, as the cpu backend does (f32 on the widened inputs, rounded once), so
+the two differ only by the order of the f32 sums; each element must be
+within one unit in the last place of the 16-bit type at the cpu's value's
+magnitude (2^-10 relative for f16, 2^-7 for bf16), plus 2^-16 of the
+output's largest magnitude for the f32 sums' different order (K terms of
+at most 2^-24 relative error each: far below that for the sizes here). The
+note of each case gives the largest difference in such units.
+
+Operands of mixed 16-bit and f32 dtypes are errors.
+
+  usage: gpu-float16.py path/to/libfluid_runtime.so
+"""
+
+import ctypes
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "lib"))
+import fluidcuda  # noqa: E402
+import fluidrt  # noqa: E402
+
+TENSOR = fluidcuda.TENSOR
+F16, BF16 = 4, fluidrt.BF16
+F32, F64 = 0, 1
+CODES = {np.dtype(np.float32): F32, np.dtype(np.float64): F64}
+NAMES = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}
+# Mantissa bits after the point.
+MANTISSA = {F16: 10, BF16: 7}
+
+
+class Half:
+    """A host tensor of a 16-bit dtype: its bits as uint16 and its code."""
+
+    def __init__(self, bits, code):
+        self.bits = np.require(bits, np.uint16, "C")
+        self.code = code
+
+    @property
+    def shape(self):
+        return self.bits.shape
+
+
+def desc(array, code=None):
+    return ctypes.byref(fluidrt.tensor(array, code))
+
+
+def cpu_cast(lib, x, out_code, out_dtype):
+    """fluid_cpu_cast of `x` (an ndarray or a Half) to `out_code`."""
+    src = x.bits if isinstance(x, Half) else x
+    src_code = x.code if isinstance(x, Half) else CODES[x.dtype]
+    out = np.zeros(src.shape, out_dtype)
+    fluidrt.check(lib, lib.fluid_cpu_cast(desc(src, src_code),
+                                          desc(out, out_code)))
+    return Half(out, out_code) if out_code in (F16, BF16) else out
+
+
+def to_half(lib, values, code):
+    return cpu_cast(lib, np.require(values, np.float32, "C"), code,
+                    np.uint16)
+
+
+def widen(lib, x):
+    return cpu_cast(lib, x, F32, np.float32)
+
+
+def upload(ctx, x):
+    if isinstance(x, Half):
+        return ctx.upload(x.bits, x.code)
+    return ctx.upload(x)
+
+
+def download(t, code):
+    out = t.download()
+    return Half(out, code) if code in (F16, BF16) else out
+
+
+def set_signatures(lib):
+    for name, args in {"cast": [TENSOR] * 2}.items():
+        getattr(lib, "fluid_cpu_" + name).argtypes = args
+        getattr(lib, "fluid_cpu_" + name).restype = ctypes.c_int32
+        getattr(lib, "fluid_cuda_" + name).argtypes = [ctypes.c_void_p] + args
+        getattr(lib, "fluid_cuda_" + name).restype = ctypes.c_int32
+
+
+def special_values(code):
+    """Values that test rounding into `code`: halfway cases both ways,
+    subnormals, overflow, signed zeros, infinities, NaN."""
+    m = MANTISSA.get(code, 10)
+    ulp = 2.0 ** -m
+    values = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan,
+              1 + ulp / 2, 1 + 3 * ulp / 2, 1 + ulp / 2 + 2.0 ** -30,
+              -(1 + ulp / 2), 65504.0, 65520.0, 65519.0, 1e6, -1e6,
+              2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -26, 2.0 ** -14 * 0.75,
+              1e-30, -1e-30, 3.0e38, 1e-40, 2.0 ** -133, 2.0 ** -134]
+    return np.array(values)
+
+
+def bitwise_equal(got, want):
+    """Equal bits, except that a NaN may be any NaN."""
+    g = widen_bits(got) if isinstance(got, Half) else got
+    w = widen_bits(want) if isinstance(want, Half) else want
+    nan = np.isnan(w)
+    if not np.array_equal(np.isnan(g), nan):
+        return False
+    gb = got.bits if isinstance(got, Half) else got.view(
+        np.uint32 if got.dtype == np.float32 else np.uint64)
+    wb = want.bits if isinstance(want, Half) else want.view(
+        np.uint32 if want.dtype == np.float32 else np.uint64)
+    return np.array_equal(gb[~nan], wb[~nan])
+
+
+def widen_bits(h):
+    """The float32 values of a Half, in NumPy (f16 natively; bf16 as the
+    high half of an f32)."""
+    if h.code == F16:
+        return h.bits.view(np.float16).astype(np.float32)
+    return (h.bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def cast_case(suite, ctx, source, target):
+    lib = suite.lib
+
+    def body():
+        values = np.concatenate([special_values(target if target in MANTISSA
+                                                else source),
+                                 suite.randn(4000) * 30])
+        if source in (F16, BF16):
+            x = to_half(lib, values.astype(np.float32), source)
+        else:
+            dtype = np.float32 if source == F32 else np.float64
+            with np.errstate(over="ignore"):
+                x = values.astype(dtype)
+        out_dtype = (np.uint16 if target in (F16, BF16) else
+                     np.float32 if target == F32 else np.float64)
+        want = cpu_cast(lib, x, target, out_dtype)
+        dx = upload(ctx, x)
+        out = ctx.upload(np.full(x.shape, 0x7E7E if out_dtype == np.uint16
+                                 else 7, out_dtype), target)
+        ctx("cast", dx, out)
+        got = download(out, target)
+        if not bitwise_equal(got, want):
+            g = widen_bits(got) if isinstance(got, Half) else got
+            w = widen_bits(want) if isinstance(want, Half) else want
+            bad = np.flatnonzero(~((g == w) | (np.isnan(g) & np.isnan(w))))
+            i = bad[0]
+            xi = widen_bits(x)[i] if isinstance(x, Half) else x[i]
+            raise AssertionError(f"{len(bad)} elements differ; first at "
+                                 f"{i}: input {xi!r}, cuda {g[i]!r}, cpu "
+                                 f"{w[i]!r}")
+        dx.free()
+        out.free()
+        return f"{x.shape[0]} values bitwise equal"
+    return body
+
+
+def integer_cast_case(suite, ctx, code):
+    def body():
+        x = np.arange(10, dtype=np.int32)
+        dx = ctx.upload(x)
+        out = ctx.upload(np.zeros(10, np.uint16), code)
+        status, message = ctx.status("cast", dx, out)
+        fluidcuda.expect_status(suite.lib, status, fluidcuda.UNSUPPORTED,
+                                ["cast between i32 and " + NAMES[code],
+                                 "not supported on cuda"])
+        dx.free()
+        out.free()
+    return body
+
+
+def ulps(got, want, code):
+    """The largest |got - want| in units of the 16-bit type's last place at
+    |want| (at least the smallest normal's), less the f32 order allowance."""
+    g, w = widen_bits(got), widen_bits(want)
+    if not (np.isfinite(g).all() and np.isfinite(w).all()):
+        raise AssertionError("non-finite results")
+    scale = np.float64(np.abs(w).max()) if w.size else 1.0
+    m = MANTISSA[code]
+    smallest = 2.0 ** -14 if code == F16 else 2.0 ** -126
+    unit = np.maximum(np.abs(w.astype(np.float64)), smallest) * 2.0 ** -m
+    excess = np.abs(g.astype(np.float64) - w) - scale * 2.0 ** -16
+    return float(np.max(np.maximum(excess, 0) / unit)) if w.size else 0.0
+
+
+def expect_within_ulp(got, want, code, what):
+    worst = ulps(got, want, code)
+    if worst > 1.0:
+        raise AssertionError(f"{what}: {worst:.2f} units in the last place "
+                             "from the cpu's (at most 1)")
+    return worst
+
+
+CONVS = [
+    # (name, input shape, out channels, kernel, strides, padding, groups,
+    #  bias)
+    ("3x3 p1", [4, 16, 14, 14], 32, [3, 3], [1, 1], [1, 1, 1, 1], 1, True),
+    ("1x1 s2", [4, 32, 14, 14], 64, [1, 1], [2, 2], [0, 0, 0, 0], 1, False),
+    ("7x7 s2 p3 stem", [2, 3, 32, 32], 16, [7, 7], [2, 2], [3, 3, 3, 3], 1,
+     False),
+    ("grouped 3x3", [2, 32, 9, 9], 32, [3, 3], [1, 1], [1, 1, 1, 1], 8, True),
+    ("asymmetric padding", [2, 8, 10, 9], 8, [3, 3], [2, 2], [0, 1, 1, 0], 1,
+     False),
+]
+
+
+def out_size(extent, before, after, kernel, stride):
+    return (extent + before + after - kernel) // stride + 1
+
+
+def conv_case(suite, ctx, code, shape, out_channels, kernel, strides,
+              padding, groups, with_bias):
+    lib = suite.lib
+
+    def body():
+        n, c, h, w = shape
+        fan_in = (c // groups) * kernel[0] * kernel[1]
+        x = to_half(lib, suite.randn(*shape), code)
+        f = to_half(lib, suite.randn(out_channels, c // groups, *kernel,
+                                     scale=fan_in ** -0.5), code)
+        b = to_half(lib, suite.randn(out_channels), code) if with_bias \
+            else None
+        out_shape = (n, out_channels,
+                     out_size(h, padding[0], padding[2], kernel[0],
+                              strides[0]),
+                     out_size(w, padding[1], padding[3], kernel[1],
+                              strides[1]))
+        gy = to_half(lib, suite.randn(*out_shape), code)
+        params = fluidcuda.Conv2dParams(strides, padding, [1, 1], groups)
+        notes = []
+        for op, ins, out_like in [
+                ("conv2d", [x, f, b], out_shape),
+                ("conv2d_grad_input", [gy, f], shape),
+                ("conv2d_grad_filter", [gy, x], f.shape)]:
+            want = np.zeros(out_like, np.uint16)
+            args = [desc(a.bits, a.code) if a is not None else None
+                    for a in ins]
+            fluidrt.check(lib, getattr(lib, "fluid_cpu_" + op)(
+                *args, desc(want, code), ctypes.byref(params)))
+            dins = [upload(ctx, a) if a is not None else None for a in ins]
+            out = ctx.upload(np.full(out_like, 0x7E00, np.uint16), code)
+            ctx(op, *dins, out, ctypes.byref(params))
+            got = download(out, code)
+            notes.append(f"{op} {expect_within_ulp(got, Half(want, code), code, op):.2f}")
+            for t in dins + [out]:
+                if t is not None:
+                    t.free()
+        return "ulps: " + ", ".join(notes)
+    return body
+
+
+MATMULS = [
+    # (name, lhs shape, rhs shape, transpose_lhs, transpose_rhs)
+    ("plain", [64, 96], [96, 80], False, False),
+    ("transpose lhs", [96, 64], [96, 80], True, False),
+    ("transpose rhs", [64, 96], [80, 96], False, True),
+    ("batched", [3, 17, 40], [3, 40, 9], False, False),
+]
+
+
+def matmul_case(suite, ctx, code, lhs_shape, rhs_shape, t_lhs, t_rhs):
+    lib = suite.lib
+
+    def body():
+        a = to_half(lib, suite.randn(*lhs_shape), code)
+        b = to_half(lib, suite.randn(*rhs_shape), code)
+        m = lhs_shape[-1] if t_lhs else lhs_shape[-2]
+        n = rhs_shape[-2] if t_rhs else rhs_shape[-1]
+        out_shape = tuple(lhs_shape[:-2]) + (m, n)
+        params = fluidcuda.MatmulParams(int(t_lhs), int(t_rhs))
+        want = np.zeros(out_shape, np.uint16)
+        fluidrt.check(lib, lib.fluid_cpu_matmul(
+            desc(a.bits, code), desc(b.bits, code), desc(want, code),
+            ctypes.byref(params)))
+        da, db = upload(ctx, a), upload(ctx, b)
+        out = ctx.upload(np.full(out_shape, 0x7E00, np.uint16), code)
+        ctx("matmul", da, db, out, ctypes.byref(params))
+        worst = expect_within_ulp(download(out, code), Half(want, code),
+                                  code, "matmul")
+        for t in (da, db, out):
+            t.free()
+        return f"ulps: {worst:.2f}"
+    return body
+
+
+def linear_case(suite, ctx, code):
+    lib = suite.lib
+
+    def body():
+        x = to_half(lib, suite.randn(32, 128), code)
+        w = to_half(lib, suite.randn(10, 128, scale=128 ** -0.5), code)
+        b = to_half(lib, suite.randn(10), code)
+        want = np.zeros((32, 10), np.uint16)
+        fluidrt.check(lib, lib.fluid_cpu_linear(
+            desc(x.bits, code), desc(w.bits, code), desc(b.bits, code),
+            desc(want, code)))
+        dx, dw, dbias = upload(ctx, x), upload(ctx, w), upload(ctx, b)
+        out = ctx.upload(np.full((32, 10), 0x7E00, np.uint16), code)
+        ctx("linear", dx, dw, dbias, out)
+        worst = expect_within_ulp(download(out, code), Half(want, code),
+                                  code, "linear")
+        for t in (dx, dw, dbias, out):
+            t.free()
+        return f"ulps: {worst:.2f}"
+    return body
+
+
+def mixed_dtype_case(suite, ctx):
+    def body():
+        x = to_half(suite.lib, suite.randn(1, 2, 5, 5), BF16)
+        f = suite.randn(2, 2, 3, 3, dtype=np.float32)
+        dx, df = upload(ctx, x), ctx.upload(f)
+        out = ctx.upload(np.zeros((1, 2, 3, 3), np.uint16), BF16)
+        params = fluidcuda.Conv2dParams([1, 1], [0, 0, 0, 0], [1, 1], 1)
+        status, _ = ctx.status("conv2d", dx, df, None, out,
+                               ctypes.byref(params))
+        fluidcuda.expect_status(suite.lib, status,
+                                fluidcuda.INVALID_ARGUMENT, ["filter"])
+        for t in (dx, df, out):
+            t.free()
+    return body
+
+
+def main():
+    suite = fluidcuda.Suite(sys.argv)
+    set_signatures(suite.lib)
+    with fluidcuda.Context(suite.lib) as ctx:
+        for source in (F32, F64, F16, BF16):
+            for target in (F16, BF16, F32, F64):
+                if source == target or (source in (F32, F64) and
+                                        target in (F32, F64)):
+                    continue
+                suite.case(f"cast {NAMES[source]} -> {NAMES[target]}",
+                           cast_case(suite, ctx, source, target))
+        for code in (F16, BF16):
+            suite.case(f"cast i32 -> {NAMES[code]} unsupported",
+                       integer_cast_case(suite, ctx, code))
+        for code in (F16, BF16):
+            for name, *conv in CONVS:
+                suite.case(f"conv2d {NAMES[code]} {name}",
+                           conv_case(suite, ctx, code, *conv))
+            for name, *mm in MATMULS:
+                suite.case(f"matmul {NAMES[code]} {name}",
+                           matmul_case(suite, ctx, code, *mm))
+            suite.case(f"linear {NAMES[code]} with bias",
+                       linear_case(suite, ctx, code))
+        suite.case("conv2d bf16 input with f32 filter",
+                   mixed_dtype_case(suite, ctx))
+    suite.finish()
+
+
+if __name__ == "__main__":
+    main()
