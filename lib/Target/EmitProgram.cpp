@@ -1262,7 +1262,9 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
      << ", // step counter\n"
      << "    " << classes << ", // classes\n"
      << "    " << workspaceLimit
-     << ", // cuDNN workspace limit in bytes (-1: none)\n};\n\n"
+     << ", // cuDNN workspace limit in bytes (-1: none)\n"
+     << "    " << (options.tf32 ? 1 : 0)
+     << ", // TF32 by default (0: --precision fp32)\n};\n\n"
      << "} // namespace\n\n"
      << "extern \"C\" const fluid_program_info *fluid_program(void) {\n"
      << "  return &kProgram;\n}\n";

@@ -83,7 +83,10 @@ public:
   TrainingRun(std::string name, const Options &options,
               const ProgramView &program)
       : name_(std::move(name)), options_(options), program_(program),
-        host_(program) {}
+        host_(program) {
+    if (!options_.tf32Given)
+      options_.tf32 = program.info().tf32 != 0;
+  }
 
   void run();
 
@@ -104,7 +107,7 @@ private:
   void warn(const std::string &message) const;
 
   const std::string name_;
-  const Options &options_;
+  Options options_; // a copy: the program's TF32 default fills it in
   const ProgramView &program_;
   HostParameters host_;
 

@@ -148,10 +148,20 @@ const std::vector<Flag> &flags() {
                    o.graph = false;
                  }});
     f.push_back({"no-tf32", nullptr,
-                 "cuda: full f32 precision in convolutions and GEMMs (TF32 "
-                 "tensor cores are used by default)",
+                 "cuda: full f32 precision in convolutions and GEMMs (the "
+                 "default of a program compiled with --precision fp32; "
+                 "otherwise TF32 tensor cores are used)",
                  "", [](Options &o, const std::string &, const std::string &) {
                    o.tf32 = false;
+                   o.tf32Given = true;
+                 }});
+    f.push_back({"tf32", nullptr,
+                 "cuda: TF32 tensor cores in f32 convolutions and GEMMs (the "
+                 "default unless the program was compiled with --precision "
+                 "fp32)",
+                 "", [](Options &o, const std::string &, const std::string &) {
+                   o.tf32 = true;
+                   o.tf32Given = true;
                  }});
     count(kDeviceFlag, [](Options &o, int64_t value) {
       o.device = static_cast<int32_t>(value);

@@ -60,6 +60,9 @@ struct Options {
   int64_t syntheticSize = kSyntheticSizeFlag.defaultValue;
   bool graph = true;
   bool tf32 = true;
+  /// Whether --tf32 or --no-tf32 was given (otherwise the program's
+  /// default, fluid_program_info::tf32, applies).
+  bool tf32Given = false;
   int32_t device = static_cast<int32_t>(kDeviceFlag.defaultValue);
   std::string algorithmCache; // "": the default file; "none": in memory
   int64_t warmup = kWarmupFlag.defaultValue;

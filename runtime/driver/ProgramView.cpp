@@ -290,6 +290,9 @@ void ProgramView::print(std::FILE *out) const {
                  mebibytes(p.workspace_limit_bytes));
   else
     std::fprintf(out, "workspace limit: none\n");
+  std::fprintf(out, "f32 convolutions and products: %s\n",
+               p.tf32 ? "TF32 tensor cores (--no-tf32: full f32)"
+                      : "full f32 (--precision fp32; --tf32: TF32)");
   for (int64_t i = 0; i < p.num_functions; ++i) {
     const fluid_program_function &f = p.functions[i];
     int64_t buffers = 0;

@@ -70,13 +70,15 @@ static cl::opt<std::string>
                 cl::init("cuda"), cl::cat(compileCategory));
 static cl::opt<std::string> precisionName(
     "precision",
-    cl::desc("Arithmetic of convolutions and matrix products: tf32 (the "
-             "default: f32 tensors, TF32 tensor cores unless the executable "
-             "runs with --no-tf32), bf16 or fp16 (--fluid-mixed-precision: "
+    cl::desc("Arithmetic of convolutions and matrix products: fp32 (f32 "
+             "tensors and math; the executable's --tf32 turns TF32 on), tf32 "
+             "(the default: f32 tensors, TF32 tensor cores unless the "
+             "executable runs with --no-tf32), bf16 or fp16 "
+             "(--fluid-mixed-precision: "
              "16-bit inputs on the tensor cores, f32 parameters, biases, "
              "loss and everything else; no loss scaling yet, so fp16 "
              "gradients may underflow; docs/PRECISION.md)"),
-    cl::init("tf32"), cl::value_desc("tf32|bf16|fp16"),
+    cl::init("tf32"), cl::value_desc("fp32|tf32|bf16|fp16"),
     cl::cat(compileCategory));
 static cl::opt<std::string> emitKind(
     "emit",
@@ -301,15 +303,12 @@ int main(int argc, char **argv) {
     options.backend = EmitBackend::Cpu;
   else
     return fail("--backend must be cuda or cpu, got '" + backendName + "'");
-  if (precisionName == "fp32")
-    return fail("--precision fp32 is not a compile-time choice yet: compile "
-                "with the default (tf32) and run the executable with "
-                "--no-tf32");
-  if (precisionName != "tf32" && precisionName != "bf16" &&
-      precisionName != "fp16")
-    return fail("--precision must be tf32, bf16 or fp16, got '" +
+  if (precisionName != "fp32" && precisionName != "tf32" &&
+      precisionName != "bf16" && precisionName != "fp16")
+    return fail("--precision must be fp32, tf32, bf16 or fp16, got '" +
                 precisionName + "'");
-  const bool sixteenBits = precisionName != "tf32";
+  const bool sixteenBits = precisionName == "bf16" || precisionName == "fp16";
+  options.tf32 = precisionName != "fp32";
   if (emitKind != "exe" && emitKind != "cpp" && emitKind != "buffers")
     return fail("--emit must be exe, cpp or buffers, got '" + emitKind + "'");
   if (emitKind == "exe" && (outputFilename.empty() || outputFilename == "-"))

@@ -31,6 +31,9 @@ struct EmitOptions {
   std::string trainingOptions;
   /// Whether to define main() calling the runtime's driver.
   bool withMain = true;
+  /// The executable's default for f32 convolutions and products on cuda:
+  /// TF32 tensor cores (true) or full f32 (false: --precision fp32).
+  bool tf32 = true;
 };
 
 /// Writes `module` (bufferized) as C++ to `os`. Fails with a diagnostic at

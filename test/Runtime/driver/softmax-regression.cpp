@@ -317,6 +317,7 @@ const fluid_program_info kProgram = {
     /*step_param=*/kStep,
     /*classes=*/kClasses,
     /*workspace_limit_bytes=*/-1,
+    /*tf32=*/1,
 };
 
 } // namespace
@@ -343,6 +344,8 @@ int main(int argc, char **argv) {
     gUnwrittenRate = true;
   } else if (name == "workspace-limit") {
     program.workspace_limit_bytes = int64_t(1) << 20;
+  } else if (name == "fp32") {
+    program.tf32 = 0;
   } else if (!name.empty()) {
     std::fprintf(stderr, "unknown FLUID_DRIVER_TEST_VARIANT '%s'\n",
                  name.c_str());

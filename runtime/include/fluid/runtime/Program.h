@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /// Bumped whenever a struct below changes; the driver refuses other values.
-#define FLUID_PROGRAM_ABI_VERSION 2
+#define FLUID_PROGRAM_ABI_VERSION 3
 
 /// Where a program's kernels run. The numeric values are part of the ABI.
 typedef enum fluid_backend {
@@ -121,6 +121,11 @@ typedef struct fluid_program_info {
      The cuda driver passes it to fluid_cuda_set_workspace_limit before the
      first step; the cpu driver ignores it. (ABI version 2.) */
   int64_t workspace_limit_bytes;
+  /* 1: cuda convolutions and products of f32 tensors use TF32 tensor cores
+     unless the executable runs with --no-tf32 (fluid-compile --precision
+     tf32, the default); 0: full f32 math unless it runs with --tf32
+     (--precision fp32). (ABI version 3.) */
+  int32_t tf32;
 } fluid_program_info;
 
 /// Runs the training executable's command line (--help lists it) on
