@@ -51,7 +51,9 @@ for precision in bf16 fp16; do
       -o "$programs/lenet5-$backend-$precision" --quiet
   done
 done
-echo "compiled lenet5-{cuda,cpu}-{bf16,fp16}"
+"$bin/fluid-compile" "$programs/lenet5-cuda.mlir" --backend cuda \
+  --training "$lenet" --precision fp32 -o "$programs/lenet5-cuda-fp32" --quiet
+echo "compiled lenet5-{cuda,cpu}-{bf16,fp16}, lenet5-cuda-fp32"
 resnet18="optimizer=momentum lr=0.1 momentum=0.9"
 compile "$programs/resnet18-cuda" cuda "$resnet18" resnet18 --batch 4 \
   --image-size 64 --classes 10

@@ -42,12 +42,17 @@ build/gpu-programs:
    one unit in the last place: 2^-8 relative for bf16, and training
    carries that forward); and 2 epochs on cuda, test accuracy >= 85%
    (fp16 without loss scaling: none exists yet).
+6. LeNet-5 compiled with --precision fp32 runs full f32 math by default:
+   10 steps bitwise equal to the tf32 program run with --no-tf32 (the
+   same program otherwise), and its stats report TF32 off; with --tf32 it
+   reports TF32 on.
 
 Prints PASS/FAIL per check; exits non-zero if any fails.
 
   usage: compiled-gpu.py LIBFLUID_RUNTIME.so [OUT-DIR]
 """
 
+import json
 import os
 import re
 import subprocess
@@ -119,6 +124,7 @@ def main():
               "fusion-ops-cpu", "fusion-ops-cuda", "fusion-ops-cuda-unfused",
               "lenet5-cuda", "lenet5-cpu", "lenet5-cuda-bf16",
               "lenet5-cpu-bf16", "lenet5-cuda-fp16", "lenet5-cpu-fp16",
+              "lenet5-cuda-fp32",
               "train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
     missing = [n for n in needed if not os.path.exists(os.path.join(programs, n))]
     if missing:
@@ -283,6 +289,26 @@ def main():
                "lenet5 %s fashion-mnist on cuda" % precision,
                "test accuracy by epoch %s (need >= 85%%); %s"
                % (accuracies, summary[-1] if summary else "no summary"))
+
+    # 6. --precision fp32: full f32 by default.
+    fp32_flags = [a for a in lenet if a != "--no-tf32"] + ["--steps", "10"]
+    run(p("lenet5-cuda-fp32"), fp32_flags + [
+        "--save", o("lenet-fp32-10.safetensors"), "--stats-json",
+        o("lenet-fp32-10.json")], o("lenet5-cuda-fp32-10.log"))
+    run(p("lenet5-cuda"), fp32_flags + [
+        "--no-tf32", "--save", o("lenet-notf32-10.safetensors")],
+        o("lenet5-cuda-notf32-10.log"))
+    compare(o("lenet-notf32-10.safetensors"), o("lenet-fp32-10.safetensors"),
+            0, "lenet5 --precision fp32 vs the tf32 program with --no-tf32, "
+            "10 steps, checkpoint")
+    run(p("lenet5-cuda-fp32"), fp32_flags + [
+        "--tf32", "--stats-json", o("lenet-fp32-tf32.json")],
+        o("lenet5-cuda-fp32-tf32.log"))
+    tf32_default = json.load(open(o("lenet-fp32-10.json"))).get("tf32")
+    tf32_flag = json.load(open(o("lenet-fp32-tf32.json"))).get("tf32")
+    report(tf32_default is False and tf32_flag is True,
+           "lenet5 --precision fp32 stats", "tf32 %s by default, %s with "
+           "--tf32" % (tf32_default, tf32_flag))
     print("compiled programs: %d failed" % failures)
     return 1 if failures else 0
 
