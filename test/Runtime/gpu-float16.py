@@ -1,4 +1,5 @@
-#!/usr/bin/env python3
+# RUN: %python %s %fluid_runtime_lib
+# REQUIRES: gpu
 """f16 and bf16 on the cuda backend against the cpu backend (issue 14).
 
 cast: fluid_cuda_cast between f16, bf16, f32 and f64 must give the cpu's
