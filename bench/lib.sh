@@ -1,4 +1,4 @@
-# Shared by bench/resnet.sh and bench/memory.sh (sourced, not run): the
+# Shared by the bench/*.sh scripts (sourced, not run): the
 # library paths of the Fluid executables and of PyTorch, and run(), which
 # runs one command under a timeout inside the shared deadline and logs one
 # status line. Expects root, out, deadline and reserve to be set.
@@ -62,3 +62,57 @@ run() {
   return "$rc"
 }
 
+
+# The ResNet comparisons' shared steps (bench/fusion.sh, bench/precision.sh),
+# which also expect configs, steps, warmup and python to be set:
+# log_environment writes $out/env.log; fluid NAME TORCH-MODEL VARIANT SUFFIX
+# CAP ARGS... runs build/bench/NAME-VARIANT-cuda on synthetic data into
+# $out/TORCH-MODEL-SUFFIX.{log,json}; torch TORCH-MODEL SUFFIX CAP ARGS...
+# runs bench/torch_resnet.py at batch 128 likewise; write_table runs
+# bench/table.py over $out and prints the table and the pass count.
+log_environment() {
+  {
+    date -u '+%Y-%m-%d %H:%M:%S UTC'
+    echo "programs: $(cat "$root/build/bench/BUILD-INFO" 2>/dev/null || echo 'no build/bench/BUILD-INFO')"
+    nvidia-smi -L
+    echo "configs: $configs; steps $steps, warm-up $warmup"
+  } 2>&1 | tee "$out/env.log"
+}
+
+fluid() { # NAME TORCH-MODEL VARIANT SUFFIX CAP ARGS...
+  local name="$1" model="$2" variant="$3" suffix="$4" cap="$5"
+  shift 5
+  local exe="$root/build/bench/$name-$variant-cuda"
+  local file="$out/$model-$suffix"
+  rm -f "$file.json"
+  if [ ! -x "$exe" ]; then
+    echo "missing build/bench/$name-$variant-cuda" > "$file.log"
+    failed=$((failed + 1))
+    note "FAIL: $name $variant: missing build/bench/$name-$variant-cuda"
+    return 1
+  fi
+  run "$name $suffix" "$cap" "$file.log" env LD_LIBRARY_PATH="$fluid_ld" \
+    "$exe" --data synthetic --synthetic-size 1024 --log-every 10 \
+    --test-data none --algorithm-cache "$out/conv-algorithms.cache" \
+    --stats-json "$file.json" "$@"
+}
+
+torch() { # TORCH-MODEL SUFFIX CAP ARGS...
+  local model="$1" suffix="$2" cap="$3"
+  shift 3
+  rm -f "$out/$model-$suffix.json"
+  run "$model $suffix" "$cap" "$out/$model-$suffix.log" \
+    env LD_LIBRARY_PATH="$torch_ld" "$python" "$root/bench/torch_resnet.py" \
+    --model "$model" --batch 128 --image-size 224 --classes 1000 \
+    --steps "$steps" --warmup "$warmup" --json "$out/$model-$suffix.json" "$@"
+}
+
+write_table() { # SCRIPT-NAME
+  local table_py=python3
+  command -v python3 > /dev/null 2>&1 || table_py="$python"
+  if ! timeout 60 "$table_py" "$root/bench/table.py" "$out" > "$out/table.md"; then
+    echo "bench/table.py failed" | tee -a "$out/table.md"
+  fi
+  cat "$out/table.md"
+  echo "$1: $passed passed, $failed failed in $(($(date +%s) - start_s)) s"
+}

@@ -31,44 +31,11 @@ torch_compile="${FLUID_BENCH_TORCH_COMPILE:-1}"
 python="${FLUID_BENCH_PYTHON:-/opt/torch/.venv/bin/python}"
 reserve=20
 
-# Library paths, note() and run(): bench/lib.sh.
+# Library paths, note(), run(), fluid(), torch(), write_table: bench/lib.sh.
 # shellcheck source=bench/lib.sh
 source "$root/bench/lib.sh"
 
-{
-  date -u '+%Y-%m-%d %H:%M:%S UTC'
-  echo "programs: $(cat "$root/build/bench/BUILD-INFO" 2>/dev/null || echo 'no build/bench/BUILD-INFO')"
-  nvidia-smi -L
-  echo "configs: $configs; steps $steps, warm-up $warmup"
-} 2>&1 | tee "$out/env.log"
-
-fluid() { # NAME TORCH-MODEL VARIANT(fused|bf16) SUFFIX CAP ARGS...
-  local name="$1" model="$2" variant="$3" suffix="$4" cap="$5"
-  shift 5
-  local exe="$root/build/bench/$name-$variant-cuda"
-  local file="$out/$model-$suffix"
-  rm -f "$file.json"
-  if [ ! -x "$exe" ]; then
-    echo "missing build/bench/$name-$variant-cuda" > "$file.log"
-    failed=$((failed + 1))
-    note "FAIL: $name $variant: missing build/bench/$name-$variant-cuda"
-    return 1
-  fi
-  run "$name $suffix" "$cap" "$file.log" env LD_LIBRARY_PATH="$fluid_ld" \
-    "$exe" --data synthetic --synthetic-size 1024 --log-every 10 \
-    --test-data none --algorithm-cache "$out/conv-algorithms.cache" \
-    --stats-json "$file.json" "$@"
-}
-
-torch() { # TORCH-MODEL SUFFIX CAP ARGS...
-  local model="$1" suffix="$2" cap="$3"
-  shift 3
-  rm -f "$out/$model-$suffix.json"
-  run "$model $suffix" "$cap" "$out/$model-$suffix.log" \
-    env LD_LIBRARY_PATH="$torch_ld" "$python" "$root/bench/torch_resnet.py" \
-    --model "$model" --batch 128 --image-size 224 --classes 1000 \
-    --steps "$steps" --warmup "$warmup" --json "$out/$model-$suffix.json" "$@"
-}
+log_environment
 
 for config in $configs; do
   IFS=: read -r name model <<< "$config"
@@ -87,12 +54,5 @@ if [ "$torch_compile" = "1" ]; then
   done
 fi
 
-table_py=python3
-command -v python3 > /dev/null 2>&1 || table_py="$python"
-if ! timeout 60 "$table_py" "$root/bench/table.py" "$out" > "$out/table.md"; then
-  echo "bench/table.py failed" | tee -a "$out/table.md"
-fi
-cat "$out/table.md"
-elapsed=$(($(date +%s) - start_s))
-echo "bench/precision.sh: $passed passed, $failed failed in ${elapsed} s"
+write_table bench/precision.sh
 [ "$failed" -eq 0 ]
