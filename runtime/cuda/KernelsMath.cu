@@ -27,6 +27,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -215,13 +216,35 @@ template <typename To, typename From> __device__ To convertFloat(From x) {
     return To(x);
 }
 
+/// Elements per thread of a 16-bit cast: 16 bytes of the narrower type.
 template <typename To, typename From>
+constexpr int kCastVector = int(16 / std::min(sizeof(To), sizeof(From)));
+
+/// Converts `n` elements: with `kVector`, kCastVector elements per
+/// iteration as vector loads and stores (both pointers aligned for them),
+/// the last n % kCastVector one by one.
+template <typename To, typename From, bool kVector>
 __global__ void __launch_bounds__(kBlockSize)
     castFloatKernel(const From *__restrict__ in, To *__restrict__ out,
                     int64_t n) {
+  constexpr int kWidth = kCastVector<To, From>;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride)
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  int64_t done = 0;
+  if constexpr (kVector) {
+    const int64_t vectors = n / kWidth;
+    for (int64_t i = first; i < vectors; i += stride) {
+      const Vector<From, kWidth> x =
+          reinterpret_cast<const Vector<From, kWidth> *>(in)[i];
+      Vector<To, kWidth> y;
+#pragma unroll
+      for (int k = 0; k < kWidth; ++k)
+        y.v[k] = convertFloat<To>(x.v[k]);
+      reinterpret_cast<Vector<To, kWidth> *>(out)[i] = y;
+    }
+    done = vectors * kWidth;
+  }
+  for (int64_t i = done + first; i < n; i += stride)
     out[i] = convertFloat<To>(in[i]);
 }
 
@@ -245,8 +268,14 @@ void launchCast(fluid_cuda_context *context, cudaStream_t stream,
                       " is not supported on cuda (16-bit floats convert to "
                       "and from f32 and f64 only)");
     } else {
-      castFloatKernel<To, From>
-          <<<gridSizeFor(n), kBlockSize, 0, stream>>>(in, out, n);
+      constexpr int kWidth = kCastVector<To, From>;
+      if (isVectorAligned<From, kWidth>(in) && isVectorAligned<To, kWidth>(out))
+        castFloatKernel<To, From, true>
+            <<<gridSizeFor(std::max<int64_t>(n / kWidth, 1)), kBlockSize, 0,
+               stream>>>(in, out, n);
+      else
+        castFloatKernel<To, From, false>
+            <<<gridSizeFor(n), kBlockSize, 0, stream>>>(in, out, n);
       checkLaunch();
     }
   } else if constexpr (kAlwaysCastable<To, From>) {

@@ -5,7 +5,9 @@
 cast: fluid_cuda_cast between f16, bf16, f32 and f64 must give the cpu's
 bits exactly (both round to nearest even from the exact value; NaN only
 as NaN, its payload free): halfway cases, subnormals, overflow to
-infinity, signed zeros, infinities and NaN among normal values. A cast
+infinity, signed zeros, infinities and NaN among normal values; from
+aligned buffers (16-byte vectors, an odd count: a tail) and from buffers
+one element past an aligned address (the scalar path). A cast
 between a 16-bit type and an integer type is an unsupported error on cuda.
 
 conv2d (with and without bias), conv2d_grad_input, conv2d_grad_filter,
@@ -166,6 +168,42 @@ def cast_case(suite, ctx, source, target):
         dx.free()
         out.free()
         return f"{x.shape[0]} values bitwise equal"
+    return body
+
+
+class View:
+    """Elements [1:] of a rank-1 device tensor: a pointer one element past
+    an aligned one, so that the cast takes its unaligned path."""
+
+    def __init__(self, tensor):
+        self.desc = fluidrt.FluidTensor()
+        ctypes.pointer(self.desc)[0] = tensor.desc
+        self.desc.data = tensor.pointer + tensor.dtype.itemsize
+        self.desc.shape[0] = tensor.shape[0] - 1
+
+
+def unaligned_cast_case(suite, ctx, source, target):
+    lib = suite.lib
+
+    def body():
+        x = to_half(lib, suite.randn(1001) * 30, source) if source in MANTISSA \
+            else suite.randn(1001, dtype=np.float32) * 30
+        tail = Half(x.bits[1:], source) if isinstance(x, Half) else \
+            np.require(x[1:], requirements="C")
+        out_dtype = np.uint16 if target in MANTISSA else np.float32
+        want = cpu_cast(lib, tail, target, out_dtype)
+        dx = upload(ctx, x)
+        out = ctx.upload(np.zeros(1001, out_dtype), target)
+        src_view, out_view = View(dx), View(out)
+        ctx("cast", ctypes.byref(src_view.desc), ctypes.byref(out_view.desc))
+        got = download(out, target)
+        got_tail = Half(got.bits[1:], target) if isinstance(got, Half) \
+            else got[1:]
+        if not bitwise_equal(got_tail, want):
+            raise AssertionError("the unaligned cast differs from the cpu's")
+        dx.free()
+        out.free()
+        return "1000 values bitwise equal"
     return body
 
 
@@ -346,6 +384,9 @@ def main():
                     continue
                 suite.case(f"cast {NAMES[source]} -> {NAMES[target]}",
                            cast_case(suite, ctx, source, target))
+        for source, target in ((F32, BF16), (F16, F32), (BF16, F16)):
+            suite.case(f"cast {NAMES[source]} -> {NAMES[target]} unaligned",
+                       unaligned_cast_case(suite, ctx, source, target))
         for code in (F16, BF16):
             suite.case(f"cast i32 -> {NAMES[code]} unsupported",
                        integer_cast_case(suite, ctx, code))
