@@ -119,6 +119,31 @@ __device__ inline int firstWindowCovering(int i, int pad) {
   return reach <= 0 ? 0 : (reach + S - 1) / S;
 }
 
+// Stores cells [col0, col0 + C) of one input row (those inside it), 16
+// bytes at a time where aligned.
+template <int C>
+__device__ inline void storeRow(float *row, int col0, int width,
+                                const float (&cells)[C]) {
+#pragma unroll
+  for (int c = 0; c < C; c += 4) {
+    const int iw = col0 + c;
+    bool vector = false;
+    if constexpr (C % 4 == 0)
+      vector = iw >= 0 && iw + 4 <= width &&
+               reinterpret_cast<uintptr_t>(row + iw) % 16 == 0;
+    if (vector) {
+      if constexpr (C % 4 == 0)
+        *reinterpret_cast<float4 *>(row + iw) =
+            make_float4(cells[c], cells[c + 1], cells[c + 2], cells[c + 3]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < 4 && c + k < C; ++k)
+        if (uint32_t(iw + k) < uint32_t(width))
+          row[iw + k] = cells[c + k];
+    }
+  }
+}
+
 enum class Match { kOffsets, kRowCol, kCell };
 
 // A thread per R x C cells. kOffsets: main's kernel (each cell checks each
@@ -265,20 +290,7 @@ __global__ void __launch_bounds__(256)
       const int ih = row0 + r;
       if (ih >= g.height)
         break;
-      float *row = plane + int64_t(ih) * g.width + col0;
-#pragma unroll
-      for (int c = 0; c < C; c += 4) {
-        if (col0 + c + 4 <= g.width &&
-            reinterpret_cast<uintptr_t>(row + c) % 16 == 0) {
-          *reinterpret_cast<float4 *>(row + c) = make_float4(
-              cells[r][c], cells[r][c + 1], cells[r][c + 2], cells[r][c + 3]);
-        } else {
-#pragma unroll
-          for (int k = 0; k < 4; ++k)
-            if (col0 + c + k < g.width)
-              row[c + k] = cells[r][c + k];
-        }
-      }
+      storeRow(plane + int64_t(ih) * g.width, col0, g.width, cells[r]);
     }
   }
 }
@@ -372,20 +384,7 @@ __global__ void __launch_bounds__(256)
           cells[c] = float(sum);
         }
       }
-      float *row = plane + int64_t(ih) * g.width + col0;
-#pragma unroll
-      for (int c = 0; c < C; c += 4) {
-        if (col0 + c + 4 <= g.width &&
-            reinterpret_cast<uintptr_t>(row + c) % 16 == 0) {
-          *reinterpret_cast<float4 *>(row + c) =
-              make_float4(cells[c], cells[c + 1], cells[c + 2], cells[c + 3]);
-        } else {
-#pragma unroll
-          for (int k = 0; k < 4; ++k)
-            if (col0 + c + k < g.width)
-              row[c + k] = cells[c + k];
-        }
-      }
+      storeRow(plane + int64_t(ih) * g.width, col0, g.width, cells);
     }
   }
 }
@@ -469,25 +468,7 @@ __global__ void __launch_bounds__(256)
       const int ih = row0 + y;
       if (uint32_t(ih) >= uint32_t(g.height))
         continue;
-      float *row = plane + int64_t(ih) * g.width;
-#pragma unroll
-      for (int c = 0; c < C; c += 4) {
-        const int iw = col0 + c;
-        bool vector = false;
-        if constexpr (C % 4 == 0)
-          vector = iw >= 0 && iw + 4 <= g.width &&
-                   reinterpret_cast<uintptr_t>(row + iw) % 16 == 0;
-        if (vector) {
-          if constexpr (C % 4 == 0)
-            *reinterpret_cast<float4 *>(row + iw) = make_float4(
-                cells[y][c], cells[y][c + 1], cells[y][c + 2], cells[y][c + 3]);
-        } else {
-#pragma unroll
-          for (int k = 0; k < 4 && c + k < C; ++k)
-            if (uint32_t(iw + k) < uint32_t(g.width))
-              row[iw + k] = cells[y][c + k];
-        }
-      }
+      storeRow(plane + int64_t(ih) * g.width, col0, g.width, cells[y]);
     }
   }
 }

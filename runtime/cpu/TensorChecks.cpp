@@ -98,10 +98,10 @@ void cpu::requireFloat(const CheckedTensor &t) {
 }
 
 void cpu::requireLibraryFloat(const CheckedTensor &t) {
-  const int32_t d = t.dtype();
-  if (d != FLUID_F16 && d != FLUID_BF16 && d != FLUID_F32 && d != FLUID_F64)
+  if (!isFloat16Dtype(t.dtype()) && t.dtype() != FLUID_F32 &&
+      t.dtype() != FLUID_F64)
     throw Error(FLUID_ERROR_UNSUPPORTED,
-                t.name + " has dtype " + dtypeName(d) +
+                t.name + " has dtype " + dtypeName(t.dtype()) +
                     "; expected f16, bf16, f32 or f64");
 }
 

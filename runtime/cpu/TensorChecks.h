@@ -61,6 +61,11 @@ void requireShape(const CheckedTensor &t, const Shape &expected);
 /// Fails (as unsupported) unless `t` is f32 or f64.
 void requireFloat(const CheckedTensor &t);
 
+/// Whether `dtype` is f16 or bf16.
+inline bool isFloat16Dtype(int32_t dtype) {
+  return dtype == FLUID_F16 || dtype == FLUID_BF16;
+}
+
 /// Fails (as unsupported) unless `t` is f16, bf16, f32 or f64: the dtypes
 /// the cuda backend's library calls (cuDNN convolutions, cuBLAS products)
 /// store, 16-bit ones accumulated in f32.

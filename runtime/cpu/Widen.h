@@ -39,10 +39,6 @@ template <typename A>
 constexpr bool isTensorArgument = std::is_same_v<A, const fluid_tensor *> ||
                                   std::is_same_v<A, fluid_tensor *>;
 
-inline bool isFloat16Dtype(int32_t dtype) {
-  return dtype == FLUID_F16 || dtype == FLUID_BF16;
-}
-
 template <typename A> bool isFloat16Argument(A arg) {
   if constexpr (isTensorArgument<A>)
     return arg && isFloat16Dtype(arg->dtype);

@@ -617,6 +617,19 @@ void FilterDescriptor::setKcrs(int32_t dtype, int64_t k, int64_t c, int64_t r,
       cudnnInt(r, "kernel height"), cudnnInt(s, "kernel width")));
 }
 
+void cuda::addChannelBias(fluid_cuda_context *context, int32_t dtype,
+                          const void *bias, void *output, int64_t batch,
+                          int64_t channels, int64_t height, int64_t width,
+                          bool replace) {
+  TensorDescriptor biasDesc, outputDesc;
+  biasDesc.setNchw(dtype, 1, channels, 1, 1);
+  outputDesc.setNchw(dtype, batch, channels, height, width);
+  FLUID_CUDNN_CHECK(
+      cudnnAddTensor(cudnnOf(context), scalarOne(dtype), biasDesc.get(), bias,
+                     replace ? scalarZero(dtype) : scalarOne(dtype),
+                     outputDesc.get(), output));
+}
+
 //===----------------------------------------------------------------------===//
 // CudaRuntime.h
 //===----------------------------------------------------------------------===//

@@ -112,11 +112,6 @@ const void *uploadDeviceTable(fluid_cuda_context *context, const void *site,
 // cuDNN helpers
 //===----------------------------------------------------------------------===//
 
-/// Whether `dtype` is f16 or bf16.
-inline bool isSixteenBitFloat(int32_t dtype) {
-  return dtype == FLUID_F16 || dtype == FLUID_BF16;
-}
-
 /// The cuDNN data type of a float dtype (already checked by requireFloat
 /// or requireLibraryFloat).
 inline cudnnDataType_t cudnnDataTypeOf(int32_t dtype) {
@@ -192,6 +187,14 @@ public:
 private:
   cudnnFilterDescriptor_t desc_ = nullptr;
 };
+
+/// output [batch, channels, height, width] += bias [channels] broadcast,
+/// or with `replace` output = bias broadcast (exact: nothing to add), on
+/// the context's stream (cudnnAddTensor, f32 blending).
+void addChannelBias(fluid_cuda_context *context, int32_t dtype,
+                    const void *bias, void *output, int64_t batch,
+                    int64_t channels, int64_t height, int64_t width,
+                    bool replace);
 
 /// Owns a cudnnConvolutionDescriptor_t.
 class ConvolutionDescriptor {

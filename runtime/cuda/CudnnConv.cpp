@@ -120,7 +120,7 @@ ConvLowering lower(fluid_cuda_context *context, const Conv2dGeometry &g,
   // and bf16 run on the tensor cores, accumulating in f32.
   if (dtype == FLUID_F64)
     l.mathType = CUDNN_DEFAULT_MATH;
-  else if (isSixteenBitFloat(dtype))
+  else if (isFloat16Dtype(dtype))
     l.mathType = CUDNN_TENSOR_OP_MATH;
   else
     l.mathType = allowTf32(context) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
@@ -516,19 +516,12 @@ void cropInput(fluid_cuda_context *context, const ConvLowering &l,
                            scalarZero(l.dtype), view.dense.get(), output));
 }
 
-/// output += bias broadcast over N, H and W.
-/// output += bias (broadcast over [N, ., OH, OW]), or with `replace`
-/// output = bias.
+/// output += bias broadcast over N, OH and OW, or with `replace` output =
+/// bias.
 void addBias(fluid_cuda_context *context, int32_t dtype, const void *bias,
              void *output, const Conv2dGeometry &g, bool replace = false) {
-  TensorDescriptor biasDesc, outputDesc;
-  biasDesc.setNchw(dtype, 1, g.outChannels, 1, 1);
-  outputDesc.setNchw(dtype, g.batch, g.outChannels, g.rows.outSize,
-                     g.cols.outSize);
-  FLUID_CUDNN_CHECK(
-      cudnnAddTensor(cudnnOf(context), scalarOne(dtype), biasDesc.get(), bias,
-                     replace ? scalarZero(dtype) : scalarOne(dtype),
-                     outputDesc.get(), output));
+  addChannelBias(context, dtype, bias, output, g.batch, g.outChannels,
+                 g.rows.outSize, g.cols.outSize, replace);
 }
 
 void zeroFill(fluid_cuda_context *context, const CheckedTensor &t) {
@@ -604,7 +597,7 @@ fluid_cuda_conv2d(fluid_cuda_context *context, const fluid_tensor *inputDesc,
       // convolution blended onto it in f32, so that the sum is rounded to
       // 16 bits once, as the cpu backend rounds it (after the search, which
       // writes the output).
-      const bool biasFirst = biasDesc && isSixteenBitFloat(dtype);
+      const bool biasFirst = biasDesc && isFloat16Dtype(dtype);
       if (biasFirst)
         addBias(context, dtype, biasDesc->data, output.desc->data, g,
                 /*replace=*/true);

@@ -58,7 +58,7 @@ void gemm(fluid_cuda_context *context, int32_t dtype, const MatmulShape &s,
   // TF32 choice.
   const cublasComputeType_t compute =
       f64 ? CUBLAS_COMPUTE_64F
-      : allowTf32(context) && !isSixteenBitFloat(dtype)
+      : allowTf32(context) && !isFloat16Dtype(dtype)
           ? CUBLAS_COMPUTE_32F_FAST_TF32
           : CUBLAS_COMPUTE_32F;
   // The column-major call: C^T [N,M] = op(rhs)^T [N,K] * op(lhs)^T [K,M].
@@ -132,15 +132,10 @@ extern "C" fluid_status fluid_cuda_linear(fluid_cuda_context *context,
     // sum is rounded to 16 bits once, as the cpu backend rounds it.
     const int32_t dtype = input.dtype();
     const bool withBias = biasDesc && output.numel > 0;
-    const bool biasFirst = withBias && isSixteenBitFloat(dtype);
+    const bool biasFirst = withBias && isFloat16Dtype(dtype);
     auto addBias = [&](bool replace) {
-      TensorDescriptor biasView, outputView;
-      biasView.setNchw(dtype, 1, outFeatures, 1, 1);
-      outputView.setNchw(dtype, batch, outFeatures, 1, 1);
-      FLUID_CUDNN_CHECK(cudnnAddTensor(
-          cudnnOf(context), scalarOne(dtype), biasView.get(), biasDesc->data,
-          replace ? scalarZero(dtype) : scalarOne(dtype), outputView.get(),
-          output.desc->data));
+      addChannelBias(context, dtype, biasDesc->data, output.desc->data, batch,
+                     outFeatures, 1, 1, replace);
     };
     if (biasFirst)
       addBias(/*replace=*/true);

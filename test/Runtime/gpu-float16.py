@@ -77,10 +77,6 @@ def to_half(lib, values, code):
                     np.uint16)
 
 
-def widen(lib, x):
-    return cpu_cast(lib, x, F32, np.float32)
-
-
 def upload(ctx, x):
     if isinstance(x, Half):
         return ctx.upload(x.bits, x.code)
@@ -93,11 +89,11 @@ def download(t, code):
 
 
 def set_signatures(lib):
-    for name, args in {"cast": [TENSOR] * 2}.items():
-        getattr(lib, "fluid_cpu_" + name).argtypes = args
-        getattr(lib, "fluid_cpu_" + name).restype = ctypes.c_int32
-        getattr(lib, "fluid_cuda_" + name).argtypes = [ctypes.c_void_p] + args
-        getattr(lib, "fluid_cuda_" + name).restype = ctypes.c_int32
+    """cast's (fluidcuda.load sets the other kernels')."""
+    lib.fluid_cpu_cast.argtypes = [TENSOR] * 2
+    lib.fluid_cpu_cast.restype = ctypes.c_int32
+    lib.fluid_cuda_cast.argtypes = [ctypes.c_void_p] + [TENSOR] * 2
+    lib.fluid_cuda_cast.restype = ctypes.c_int32
 
 
 def special_values(code):
