@@ -227,7 +227,7 @@ class ModelUpdate:
         self.ctx.check(self.ctx.lib.fluid_cuda_momentum_group(
             self.ctx.handle, ctypes.addressof(self.site), len(self.shapes),
             self.params, self.grads, self.velocities,
-            ctypes.byref(self.lr.desc), self.params, self.velocities,
+            ctypes.byref(self.lr.desc), None, self.params, self.velocities,
             ctypes.byref(self.hyper)))
 
     def singles(self):
@@ -238,7 +238,8 @@ class ModelUpdate:
             p = ctypes.byref(self.params[k])
             v = ctypes.byref(self.velocities[k])
             self.ctx.check(lib.fluid_cuda_momentum(
-                handle, p, ctypes.byref(self.grads[k]), v, lr, p, v, hyper))
+                handle, p, ctypes.byref(self.grads[k]), v, lr, None, p, v,
+                hyper))
 
     def free(self):
         for pointer in self.pointers:
@@ -309,10 +310,11 @@ def main():
         sys.exit(f"usage: {sys.argv[0]} path/to/libfluid_runtime.so")
     lib = fluidcuda.load(sys.argv[1])
     lib.fluid_cuda_momentum_group.restype = I32
+    # (found_inf, the skip flag of loss scaling, is null here.)
     lib.fluid_cuda_momentum_group.argtypes = [VOID_P, VOID_P, I64] + \
-        [TENSOR] * 6 + [ctypes.POINTER(MomentumParams)]
+        [TENSOR] * 7 + [ctypes.POINTER(MomentumParams)]
     lib.fluid_cuda_momentum.restype = I32
-    lib.fluid_cuda_momentum.argtypes = [VOID_P] + [TENSOR] * 6 + \
+    lib.fluid_cuda_momentum.argtypes = [VOID_P] + [TENSOR] * 7 + \
         [ctypes.POINTER(MomentumParams)]
     lib.fluid_cuda_check_errors.restype = I32
     lib.fluid_cuda_check_errors.argtypes = [VOID_P]

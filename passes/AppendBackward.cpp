@@ -16,6 +16,9 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+#include <limits>
+
 namespace mlir::fluid {
 #define GEN_PASS_DEF_FLUIDAPPENDBACKWARD
 #include "fluid/Passes/Passes.h.inc"
@@ -29,8 +32,11 @@ namespace {
 /// Builds the backward pass of one function.
 class BackwardBuilder {
 public:
-  BackwardBuilder(func::FuncOp func, ModuleOp module)
-      : func(func), module(module), builder(func.getContext()) {}
+  /// With `lossScale` > 0 the backward pass starts from the value of a
+  /// parameter @loss_scale (declared with that initial value) instead of 1.
+  BackwardBuilder(func::FuncOp func, ModuleOp module, double lossScale)
+      : func(func), module(module), builder(func.getContext()),
+        lossScale(lossScale) {}
 
   LogicalResult build();
 
@@ -47,9 +53,13 @@ private:
   /// `grad` summed down to `type` (the gradient of a broadcast operand).
   Value sumTo(Location loc, Value grad, RankedTensorType type);
 
+  /// The seed of the backward pass: 1, or the loss scale.
+  FailureOr<Value> seed(Value loss);
+
   func::FuncOp func;
   ModuleOp module;
   OpBuilder builder;
+  double lossScale;
   DenseSet<Value> differentiable;
   DenseMap<Value, Value> grads;
 };
@@ -401,6 +411,31 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
       });
 }
 
+FailureOr<Value> BackwardBuilder::seed(Value loss) {
+  auto lossType = cast<RankedTensorType>(loss.getType());
+  if (lossScale <= 0)
+    return scalar(loss.getLoc(), lossType, 1.0);
+  // Dynamic loss scaling: d(scale * loss) = scale, the value of a
+  // parameter that --fluid-append-optimizer updates.
+  ParamOp last;
+  for (ParamOp param : module.getOps<ParamOp>())
+    last = param;
+  OpBuilder declare(module.getContext());
+  auto type = RankedTensorType::get({}, declare.getF32Type());
+  FailureOr<ParamOp> param = declareStateParam(
+      module, declare, last, kLossScaleParam, type, "--fluid-append-backward");
+  if (failed(param))
+    return failure();
+  param->setInitAttr(InitializerAttr::get(
+      module.getContext(), InitKind::Constant, lossScale, 0.0, FanMode::FanIn));
+  Location loc =
+      NameLoc::get(builder.getStringAttr("loss_scale"), loss.getLoc());
+  Value scale = GetParamOp::create(builder, loc, type, kLossScaleParam);
+  if (lossType != type)
+    scale = CastOp::create(builder, loc, lossType, scale);
+  return scale;
+}
+
 LogicalResult BackwardBuilder::build() {
   Block &body = func.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
@@ -441,9 +476,12 @@ LogicalResult BackwardBuilder::build() {
   for (Operation &op : body.without_terminator())
     forward.push_back(&op);
 
-  if (differentiable.contains(loss))
-    grads[loss] =
-        scalar(loss.getLoc(), cast<RankedTensorType>(loss.getType()), 1.0);
+  if (differentiable.contains(loss)) {
+    FailureOr<Value> start = seed(loss);
+    if (failed(start))
+      return failure();
+    grads[loss] = *start;
+  }
   for (Operation *op : llvm::reverse(forward)) {
     if (llvm::none_of(op->getResults(),
                       [&](Value r) { return grads.contains(r); }))
@@ -489,8 +527,14 @@ LogicalResult BackwardBuilder::build() {
   }
 
   SmallVector<Value> results = {loss};
-  SmallVector<DictionaryAttr> resultAttrs = {builder.getDictionaryAttr(
-      builder.getNamedAttr(kLossAttrName, builder.getUnitAttr()))};
+  SmallVector<NamedAttribute> lossAttrs = {
+      builder.getNamedAttr(kLossAttrName, builder.getUnitAttr())};
+  if (lossScale > 0)
+    lossAttrs.push_back(builder.getNamedAttr(
+        kLossScaleAttrName,
+        FlatSymbolRefAttr::get(builder.getContext(), kLossScaleParam)));
+  SmallVector<DictionaryAttr> resultAttrs = {
+      builder.getDictionaryAttr(lossAttrs)};
   for (ParamOp param : trainable) {
     Value grad = paramGrads.lookup(param.getSymName());
     if (!grad) {
@@ -528,7 +572,14 @@ struct FluidAppendBackwardPass
       module.emitError() << "--fluid-append-backward: " << why;
       return signalPassFailure();
     }
-    if (failed(BackwardBuilder(*func, module).build()))
+    if (!(lossScale >= 0) || !std::isfinite(lossScale) ||
+        lossScale > std::numeric_limits<float>::max()) {
+      module.emitError() << "--fluid-append-backward: loss-scale must be a "
+                            "finite f32 >= 0 (0: no loss scaling), got "
+                         << lossScale.getValue();
+      return signalPassFailure();
+    }
+    if (failed(BackwardBuilder(*func, module, lossScale).build()))
       return signalPassFailure();
   }
 };

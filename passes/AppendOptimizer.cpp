@@ -13,9 +13,11 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace mlir::fluid {
@@ -68,6 +70,13 @@ private:
   /// The rate of schedule `kind` (without warm-up) at step `t` (f64).
   Value scheduledRate(OpBuilder &builder, Location loc, Value t,
                       Schedule scheduleKind);
+  /// Replaces each gradient of `updates` by its unscaled value (one
+  /// fluid.unscale_grads per element type) and returns the flag that some
+  /// gradient is not finite.
+  Value unscaleGradients(OpBuilder &builder, Location loc,
+                         MutableArrayRef<std::pair<ParamOp, Value>> updates);
+  /// Backs off or grows @loss_scale from this step's flag, and counts.
+  void updateLossScale(OpBuilder &builder, Location loc, Value foundInf);
   /// lr * factor + offset (f64): a constant, or computed from the
   /// @learning_rate parameter with lr-param.
   Value baseRate(OpBuilder &builder, Location loc, double factor = 1.0,
@@ -143,6 +152,19 @@ std::string FluidAppendOptimizerPass::checkOptions() {
     return bad("warmup-steps must be >= 0");
   if (warmupSteps > 0 && !(warmupStartFactor > 0 && warmupStartFactor <= 1))
     return bad("warmup-start-factor must be in (0, 1]");
+  // The growth tracker counts in f32, exact up to 2^24.
+  if (scaleGrowthInterval < 1 || scaleGrowthInterval > (int64_t(1) << 24))
+    return bad("scale-growth-interval must be in [1, 2^24], got " +
+               std::to_string(scaleGrowthInterval.getValue()));
+  if (!(scaleGrowthFactor > 1) || !std::isfinite(scaleGrowthFactor))
+    return bad("scale-growth-factor must be finite and > 1");
+  if (!(scaleBackoffFactor > 0 && scaleBackoffFactor < 1))
+    return bad("scale-backoff-factor must be in (0, 1)");
+  const double f32Max = std::numeric_limits<float>::max();
+  if (!(minLossScale > 0) || !(maxLossScale >= minLossScale) ||
+      !(maxLossScale <= f32Max))
+    return bad("min-loss-scale and max-loss-scale must satisfy 0 < min <= "
+               "max <= the largest f32");
   return "";
 }
 
@@ -168,27 +190,8 @@ LogicalResult FluidAppendOptimizerPass::initialize(MLIRContext *context) {
 FailureOr<ParamOp>
 FluidAppendOptimizerPass::declareState(OpBuilder &builder, ParamOp after,
                                        StringRef name, RankedTensorType type) {
-  ModuleOp module = getOperation();
-  if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
-    auto param = dyn_cast<ParamOp>(existing);
-    if (param && param.getType() == type && !param.getTrainable())
-      return param;
-    return existing->emitError()
-           << "--fluid-append-optimizer needs the name @" << name
-           << " for a non-trainable " << type << " parameter";
-  }
-  builder.setInsertionPointAfter(after);
-  auto zeros = InitializerAttr::get(builder.getContext(), InitKind::Zeros, 0.0,
-                                    0.0, FanMode::FanIn);
-  auto param = ParamOp::create(builder, after.getLoc(),
-                               builder.getStringAttr(name), TypeAttr::get(type),
-                               zeros, /*trainable=*/builder.getBoolAttr(false),
-                               /*lr_mult=*/builder.getF64FloatAttr(1.0),
-                               /*decay_mult=*/builder.getF64FloatAttr(1.0));
-  // Checkpoints of the model alone (a PyTorch state dict) lack this state;
-  // loading one keeps its initial value.
-  param->setAttr(kOptimizerStateAttrName, builder.getUnitAttr());
-  return param;
+  return declareStateParam(getOperation(), builder, after, name, type,
+                           "--fluid-append-optimizer");
 }
 
 Value FluidAppendOptimizerPass::baseRate(OpBuilder &builder, Location loc,
@@ -276,6 +279,72 @@ Value FluidAppendOptimizerPass::learningRate(OpBuilder &builder, Location loc,
   return SelectOp::create(builder, loc, done, scheduled, warm);
 }
 
+Value FluidAppendOptimizerPass::unscaleGradients(
+    OpBuilder &builder, Location loc,
+    MutableArrayRef<std::pair<ParamOp, Value>> updates) {
+  auto f32Scalar = RankedTensorType::get({}, builder.getF32Type());
+  Value scale = GetParamOp::create(builder, loc, f32Scalar, kLossScaleParam);
+  llvm::MapVector<Type, SmallVector<unsigned>> byType;
+  for (auto [index, update] : llvm::enumerate(updates))
+    byType[cast<RankedTensorType>(update.second.getType()).getElementType()]
+        .push_back(index);
+  Value foundInf;
+  for (auto &[elementType, indices] : byType) {
+    SmallVector<Value> grads;
+    for (unsigned index : indices)
+      grads.push_back(updates[index].second);
+    auto op = UnscaleGradsOp::create(builder, loc, ValueRange(grads).getTypes(),
+                                     f32Scalar, grads, scale);
+    for (auto [index, unscaled] : llvm::zip(indices, op.getUnscaled()))
+      updates[index].second = unscaled;
+    foundInf = foundInf
+                   ? MaximumOp::create(builder, loc, foundInf, op.getFoundInf())
+                         .getResult()
+                   : op.getFoundInf();
+  }
+  return foundInf;
+}
+
+void FluidAppendOptimizerPass::updateLossScale(OpBuilder &builder, Location loc,
+                                               Value foundInf) {
+  Type f32 = builder.getF32Type();
+  auto f32Scalar = RankedTensorType::get({}, f32);
+  auto constant = [&](double value) {
+    return scalarOf(builder, loc, f32, value);
+  };
+  Value scale = GetParamOp::create(builder, loc, f32Scalar, kLossScaleParam);
+  Value tracker =
+      GetParamOp::create(builder, loc, f32Scalar, kLossScaleGrowthTrackerParam);
+  // good = (tracker + 1) * (1 - found): the steps without overflow, 0 after
+  // one; grow once they reach the interval (GradScaler's
+  // _amp_update_scale_), then count again from 0.
+  Value good = MulOp::create(
+      builder, loc, AddOp::create(builder, loc, tracker, constant(1.0)),
+      SubOp::create(builder, loc, constant(1.0), foundInf));
+  Value grow = GreaterEqualOp::create(builder, loc, good,
+                                      constant(double(scaleGrowthInterval)));
+  Value factor = SelectOp::create(
+      builder, loc, foundInf, constant(scaleBackoffFactor),
+      SelectOp::create(builder, loc, grow, constant(scaleGrowthFactor),
+                       constant(1.0)));
+  Value scaled = MinimumOp::create(
+      builder, loc,
+      MaximumOp::create(builder, loc,
+                        MulOp::create(builder, loc, scale, factor),
+                        constant(minLossScale)),
+      constant(maxLossScale));
+  SetParamOp::create(builder, loc, kLossScaleParam, scaled);
+  SetParamOp::create(builder, loc, kLossScaleGrowthTrackerParam,
+                     SelectOp::create(builder, loc, grow, constant(0.0), good));
+  auto stepType = RankedTensorType::get({}, builder.getI64Type());
+  Value skipped =
+      GetParamOp::create(builder, loc, stepType, kLossScaleSkippedParam);
+  SetParamOp::create(
+      builder, loc, kLossScaleSkippedParam,
+      AddOp::create(builder, loc, skipped,
+                    CastOp::create(builder, loc, stepType, foundInf)));
+}
+
 void FluidAppendOptimizerPass::runOnOperation() {
   ModuleOp module = getOperation();
   std::string why;
@@ -359,14 +428,50 @@ void FluidAppendOptimizerPass::runOnOperation() {
     states.push_back(paramStates);
   }
 
+  // Dynamic loss scaling: its state next to the scale.
+  ParamOp scaleParam;
+  unsigned lossIndex = 0;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (func.getResultAttr(i, kLossAttrName))
+      lossIndex = i;
+  if (auto scaleName = func.getResultAttrOfType<FlatSymbolRefAttr>(
+          lossIndex, kLossScaleAttrName)) {
+    scaleParam = dyn_cast_or_null<ParamOp>(
+        SymbolTable::lookupSymbolIn(module, scaleName.getAttr()));
+    auto f32Scalar = RankedTensorType::get({}, builder.getF32Type());
+    if (!scaleParam || scaleParam.getType() != f32Scalar) {
+      func.emitError() << "the loss is scaled by " << scaleName
+                       << ", which is not a tensor<f32> fluid.param";
+      return signalPassFailure();
+    }
+    for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{
+                                  kLossScaleGrowthTrackerParam, f32Scalar},
+                              {kLossScaleSkippedParam, stepType}}) {
+      FailureOr<ParamOp> state = declareState(builder, last, name, type);
+      if (failed(state))
+        return signalPassFailure();
+      last = *state;
+    }
+  }
+
   Location loc = NameLoc::get(builder.getStringAttr("optimizer"), ret.getLoc());
   builder.setInsertionPoint(ret);
+  Value foundInf;
+  if (scaleParam)
+    foundInf = unscaleGradients(builder, loc, updates);
   Value step = GetParamOp::create(builder, loc, stepType, kGlobalStep);
   Value rate64 = learningRate(builder, loc, step, scheduleKind);
   auto one = DenseElementsAttr::get(stepType, builder.getI64IntegerAttr(1));
   Value next =
       AddOp::create(builder, loc, step, ConstantOp::create(builder, loc, one));
   SetParamOp::create(builder, loc, kGlobalStep, next);
+  // Adam's bias correction counts the updates made, as torch.optim's
+  // state["step"] does: skipped steps do not count.
+  Value adamStep = next;
+  if (scaleParam && (kind == Optimizer::Adam || kind == Optimizer::AdamW))
+    adamStep = SubOp::create(
+        builder, loc, next,
+        GetParamOp::create(builder, loc, stepType, kLossScaleSkippedParam));
 
   DenseMap<Type, Value> rateByType;
   for (auto [index, update] : llvm::enumerate(updates)) {
@@ -393,13 +498,14 @@ void FluidAppendOptimizerPass::runOnOperation() {
     switch (kind) {
     case Optimizer::Sgd:
       results.push_back(SgdOp::create(builder, loc, value, grad, paramRate,
+                                      foundInf,
                                       builder.getF64FloatAttr(decay)));
       break;
     case Optimizer::Momentum: {
-      auto op = MomentumOp::create(builder, loc, value, grad, stateValues[0],
-                                   paramRate, builder.getF64FloatAttr(momentum),
-                                   builder.getF64FloatAttr(decay),
-                                   nesterov ? builder.getUnitAttr() : nullptr);
+      auto op = MomentumOp::create(
+          builder, loc, value, grad, stateValues[0], paramRate, foundInf,
+          builder.getF64FloatAttr(momentum), builder.getF64FloatAttr(decay),
+          nesterov ? builder.getUnitAttr() : nullptr);
       results.append(op->result_begin(), op->result_end());
       break;
     }
@@ -407,8 +513,9 @@ void FluidAppendOptimizerPass::runOnOperation() {
     case Optimizer::AdamW: {
       auto op = AdamOp::create(
           builder, loc, value, grad, stateValues[0], stateValues[1], paramRate,
-          next, builder.getF64FloatAttr(beta1), builder.getF64FloatAttr(beta2),
-          builder.getF64FloatAttr(epsilon), builder.getF64FloatAttr(decay),
+          adamStep, foundInf, builder.getF64FloatAttr(beta1),
+          builder.getF64FloatAttr(beta2), builder.getF64FloatAttr(epsilon),
+          builder.getF64FloatAttr(decay),
           kind == Optimizer::AdamW ? builder.getUnitAttr() : nullptr);
       results.append(op->result_begin(), op->result_end());
       break;
@@ -420,11 +527,10 @@ void FluidAppendOptimizerPass::runOnOperation() {
       SetParamOp::create(builder, loc, state.getSymName(), newValue);
   }
 
+  if (scaleParam)
+    updateLossScale(builder, loc, foundInf);
+
   // The step returns the loss and this step's learning rate (for logs).
-  unsigned lossIndex = 0;
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    if (func.getResultAttr(i, kLossAttrName))
-      lossIndex = i;
   Value loss = ret.getOperand(lossIndex);
   DictionaryAttr lossAttrs = func.getResultAttrDict(lossIndex);
   DictionaryAttr rateAttrs = builder.getDictionaryAttr(

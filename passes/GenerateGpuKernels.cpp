@@ -203,11 +203,18 @@ KernelBuilder::Lanes KernelBuilder::operand(ImplicitLocOpBuilder &b,
   if (!arg)
     return values.lookup(use.get());
   SmallVector<int64_t> strides = fusedAccessStrides(fusion, use);
+  // A 16-bit argument read through a widening cast (a view) is widened as
+  // it is loaded; such loads are keyed apart from plain ones.
+  Type element = elementOf(arg.getType());
+  Type wide = elementOf(use.get().getType());
+  if (wide != element)
+    strides.push_back(-1);
   auto key = std::make_pair(arg.getArgNumber(), strides);
   if (auto it = loads.find(key); it != loads.end())
     return it->second;
+  if (wide != element)
+    strides.pop_back();
   Value buffer = buffers[arg.getArgNumber()];
-  Type element = elementOf(arg.getType());
   Lanes lanes;
   if (strides == contiguous) {
     if (width == 1) {
@@ -256,6 +263,9 @@ KernelBuilder::Lanes KernelBuilder::operand(ImplicitLocOpBuilder &b,
             b, buffer, broadcastOffset(b, strides, element)));
     }
   }
+  if (wide != element)
+    for (Value &lane : lanes)
+      lane = arith::ExtFOp::create(b, wide, lane);
   return loads[key] = lanes;
 }
 

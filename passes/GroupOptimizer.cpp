@@ -61,6 +61,8 @@ struct GroupKey {
   StringRef groupName;
   Type elementType;
   Value lr, step;
+  /// The update's `skip_if` flag (dynamic loss scaling), or null.
+  Value foundInf;
   /// The hyper-parameters as the runtime reads them.
   std::string hyperParameters;
   Block *block;
@@ -70,6 +72,7 @@ struct GroupKey {
            sameScalar(lr, other.lr) &&
            (step == other.step ||
             (step && other.step && sameScalar(step, other.step))) &&
+           foundInf == other.foundInf &&
            hyperParameters == other.hyperParameters && block == other.block;
   }
 };
@@ -85,6 +88,7 @@ std::optional<GroupKey> keyOf(Operation *op) {
                         elementType(u.getParam()),
                         u.getLr(),
                         Value(),
+                        u.getFoundInf(),
                         bits(sgdParams(u).weight_decay),
                         op->getBlock()};
       })
@@ -94,6 +98,7 @@ std::optional<GroupKey> keyOf(Operation *op) {
                         elementType(u.getParam()),
                         u.getLr(),
                         Value(),
+                        u.getFoundInf(),
                         bits(p.momentum) + " " + bits(p.weight_decay) + " " +
                             std::to_string(p.nesterov),
                         op->getBlock()};
@@ -104,6 +109,7 @@ std::optional<GroupKey> keyOf(Operation *op) {
                         elementType(u.getParam()),
                         u.getLr(),
                         u.getStep(),
+                        u.getFoundInf(),
                         bits(p.beta1) + " " + bits(p.beta2) + " " +
                             bits(p.epsilon) + " " + bits(p.weight_decay) + " " +
                             std::to_string(p.decoupled),
@@ -176,8 +182,10 @@ void replaceByGroup(StringRef groupName, ArrayRef<Member> members) {
   Operation *first = members.front().op;
   Operation *last = members.back().op;
   // Operand and result lists: entry k of list i is operand i of member k;
-  // the trailing scalars (rate, step) are the first member's.
-  unsigned lists = first->getNumOperands() - (isa<AdamOp>(first) ? 2 : 1);
+  // the trailing scalars (rate, step, skip flag) are the first member's.
+  unsigned scalars =
+      (isa<AdamOp>(first) ? 2 : 1) + (keyOf(first)->foundInf ? 1 : 0);
+  unsigned lists = first->getNumOperands() - scalars;
   OperationState state(first->getLoc(),
                        OperationName(groupName, first->getContext()));
   for (unsigned i = 0; i < lists; ++i)
@@ -191,6 +199,15 @@ void replaceByGroup(StringRef groupName, ArrayRef<Member> members) {
   if (auto properties =
           dyn_cast_or_null<DictionaryAttr>(first->getPropertiesAsAttribute()))
     state.attributes.append(properties.getValue());
+  // Each list, then each scalar, is one operand segment.
+  SmallVector<int32_t> segments(lists, static_cast<int32_t>(members.size()));
+  segments.push_back(1); // lr
+  if (isa<AdamOp>(first))
+    segments.push_back(1); // step
+  segments.push_back(keyOf(first)->foundInf ? 1 : 0);
+  OpBuilder attributes(first->getContext());
+  state.addAttribute("operandSegmentSizes",
+                     attributes.getDenseI32ArrayAttr(segments));
 
   OpBuilder builder(last->getContext());
   builder.setInsertionPointAfter(last);

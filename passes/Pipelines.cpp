@@ -27,6 +27,17 @@ static std::string findOption(StringRef options, StringRef name) {
   return "";
 }
 
+/// The space-separated `options` without `name=VALUE`.
+static std::string withoutOption(StringRef options, StringRef name) {
+  SmallVector<StringRef> tokens;
+  options.split(tokens, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  std::string rest;
+  for (StringRef token : tokens)
+    if (token.split('=').first != name)
+      rest += (rest.empty() ? "" : " ") + token.str();
+  return rest;
+}
+
 /// Takes the pipeline's own switches (`NAME=true|false`) out of the
 /// space-separated `options`, into `optimizations`; what is left belongs
 /// to --fluid-append-optimizer.
@@ -67,11 +78,16 @@ LogicalResult mlir::fluid::buildTrainingPipeline(
       takeOptimizationSwitches(options, switches, errorHandler);
   if (failed(optimizerOptions))
     return failure();
+  // func goes to both passes, loss-scale to --fluid-append-backward only.
   std::unique_ptr<Pass> backward = createFluidAppendBackward();
   std::string func = findOption(options, "func");
-  if (failed(backward->initializeOptions(func.empty() ? "" : "func=" + func,
-                                         errorHandler)))
+  std::string lossScale = findOption(*optimizerOptions, "loss-scale");
+  std::string backwardOptions = func.empty() ? "" : "func=" + func;
+  if (!lossScale.empty())
+    backwardOptions += " loss-scale=" + lossScale;
+  if (failed(backward->initializeOptions(backwardOptions, errorHandler)))
     return failure();
+  *optimizerOptions = withoutOption(*optimizerOptions, "loss-scale");
   std::unique_ptr<Pass> optimizer = createFluidAppendOptimizer();
   if (failed(optimizer->initializeOptions(*optimizerOptions, errorHandler)))
     return failure();
@@ -129,9 +145,11 @@ void mlir::fluid::registerFluidPipelines() {
       "Build a training step from a loss function: --fluid-append-backward, "
       "--fluid-append-optimizer, which takes the options, e.g. "
       "\"optimizer=momentum lr=0.1 momentum=0.9 weight-decay=1e-4 "
-      "schedule=cosine total-steps=1000 warmup-steps=100\", then "
-      "--fluid-fold-lr-math and --fluid-group-optimizer (switched off by "
-      "fold-lr-math=false and group-optimizer=false)",
+      "schedule=cosine total-steps=1000 warmup-steps=100\", except "
+      "loss-scale=S (dynamic loss scaling from S), which goes to "
+      "--fluid-append-backward; then --fluid-fold-lr-math and "
+      "--fluid-group-optimizer (switched off by fold-lr-math=false and "
+      "group-optimizer=false)",
       [](OpPassManager &pm, StringRef options,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         return buildTrainingPipeline(pm, options, errorHandler);

@@ -11,7 +11,7 @@
 #     (the optimizer passes on and off), for bench/optimizer.sh, and
 #     NAME-{fused,unfused}-cuda (fusion and batch norm's expansion on and
 #     off), for bench/fusion.sh, and NAME-bf16-cuda (--precision bf16),
-#     for bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16} in
+#     for bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow} in
 #     build/gpu-programs.
 # Then run on the GPU machine (the device tool), carrying build/lib,
 # build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
@@ -53,7 +53,13 @@ for precision in bf16 fp16; do
 done
 "$bin/fluid-compile" "$programs/lenet5-cuda.mlir" --backend cuda \
   --training "$lenet" --precision fp32 -o "$programs/lenet5-cuda-fp32" --quiet
-echo "compiled lenet5-{cuda,cpu}-{bf16,fp16}, lenet5-cuda-fp32"
+# fp16 with a loss scale that overflows every step: each step is skipped.
+for backend in cuda cpu; do
+  "$bin/fluid-compile" "$programs/lenet5-cuda.mlir" --backend "$backend" \
+    --training "$lenet loss-scale=3e38 max-loss-scale=3.4e38" \
+    --precision fp16 -o "$programs/lenet5-$backend-fp16-overflow" --quiet
+done
+echo "compiled lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow}, lenet5-cuda-fp32"
 resnet18="optimizer=momentum lr=0.1 momentum=0.9"
 compile "$programs/resnet18-cuda" cuda "$resnet18" resnet18 --batch 4 \
   --image-size 64 --classes 10

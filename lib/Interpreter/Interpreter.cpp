@@ -49,6 +49,8 @@ private:
 
   /// The value of `v` as a runtime descriptor (valid while `v` is live).
   fluid_tensor in(Value v) { return values.lookup(v).descriptor(); }
+  /// in(v), or an empty descriptor for an absent optional operand.
+  fluid_tensor optionalIn(Value v) { return v ? in(v) : fluid_tensor{}; }
   std::vector<fluid_tensor> ins(ValueRange range) {
     std::vector<fluid_tensor> descriptors;
     for (Value v : range)
@@ -510,45 +512,53 @@ LogicalResult FunctionRun::execute(Operation *op) {
             return fluid_cpu_softmax_cross_entropy_grad(
                 &g, &logits, &labels, o, toRuntime(s.getReduction()));
           })
-          // Optimizer updates.
+          // Optimizer updates; the skip flag is optional.
           .Case([&](SgdOp u) {
             fluid_sgd_params p = sgdParams(u);
             fluid_tensor w = in(u.getParam()), g = in(u.getGrad()),
-                         lr = in(u.getLr());
-            return fluid_cpu_sgd(&w, &g, &lr, o, &p);
+                         lr = in(u.getLr()), skip = optionalIn(u.getFoundInf());
+            return fluid_cpu_sgd(&w, &g, &lr, u.getFoundInf() ? &skip : nullptr,
+                                 o, &p);
           })
           .Case([&](MomentumOp u) {
             fluid_momentum_params p = momentumParams(u);
             fluid_tensor w = in(u.getParam()), g = in(u.getGrad()),
-                         v = in(u.getVelocity()), lr = in(u.getLr());
-            return fluid_cpu_momentum(&w, &g, &v, &lr, &o[0], &o[1], &p);
+                         v = in(u.getVelocity()), lr = in(u.getLr()),
+                         skip = optionalIn(u.getFoundInf());
+            return fluid_cpu_momentum(&w, &g, &v, &lr,
+                                      u.getFoundInf() ? &skip : nullptr, &o[0],
+                                      &o[1], &p);
           })
           .Case([&](AdamOp u) {
             fluid_adam_params p = adamParams(u);
             fluid_tensor w = in(u.getParam()), g = in(u.getGrad()),
                          m = in(u.getExpAvg()), v = in(u.getExpAvgSq()),
-                         lr = in(u.getLr()), step = in(u.getStep());
-            return fluid_cpu_adam(&w, &g, &m, &v, &lr, &step, &o[0], &o[1],
-                                  &o[2], &p);
+                         lr = in(u.getLr()), step = in(u.getStep()),
+                         skip = optionalIn(u.getFoundInf());
+            return fluid_cpu_adam(&w, &g, &m, &v, &lr, &step,
+                                  u.getFoundInf() ? &skip : nullptr, &o[0],
+                                  &o[1], &o[2], &p);
           })
           // Grouped updates: lists of descriptors, outputs list by list.
           .Case([&](SgdGroupOp u) {
             fluid_sgd_params p = sgdParams(u);
             std::vector<fluid_tensor> w = ins(u.getParams()),
                                       g = ins(u.getGrads());
-            fluid_tensor lr = in(u.getLr());
-            return fluid_cpu_sgd_group(static_cast<int64_t>(w.size()), w.data(),
-                                       g.data(), &lr, o, &p);
+            fluid_tensor lr = in(u.getLr()), skip = optionalIn(u.getFoundInf());
+            return fluid_cpu_sgd_group(
+                static_cast<int64_t>(w.size()), w.data(), g.data(), &lr,
+                u.getFoundInf() ? &skip : nullptr, o, &p);
           })
           .Case([&](MomentumGroupOp u) {
             fluid_momentum_params p = momentumParams(u);
             std::vector<fluid_tensor> w = ins(u.getParams()),
                                       g = ins(u.getGrads()),
                                       v = ins(u.getVelocities());
-            fluid_tensor lr = in(u.getLr());
+            fluid_tensor lr = in(u.getLr()), skip = optionalIn(u.getFoundInf());
             int64_t n = static_cast<int64_t>(w.size());
-            return fluid_cpu_momentum_group(n, w.data(), g.data(), v.data(),
-                                            &lr, o, o + n, &p);
+            return fluid_cpu_momentum_group(
+                n, w.data(), g.data(), v.data(), &lr,
+                u.getFoundInf() ? &skip : nullptr, o, o + n, &p);
           })
           .Case([&](AdamGroupOp u) {
             fluid_adam_params p = adamParams(u);
@@ -556,11 +566,18 @@ LogicalResult FunctionRun::execute(Operation *op) {
                                       g = ins(u.getGrads()),
                                       m = ins(u.getExpAvgs()),
                                       v = ins(u.getExpAvgSqs());
-            fluid_tensor lr = in(u.getLr()), step = in(u.getStep());
+            fluid_tensor lr = in(u.getLr()), step = in(u.getStep()),
+                         skip = optionalIn(u.getFoundInf());
             int64_t n = static_cast<int64_t>(w.size());
-            return fluid_cpu_adam_group(n, w.data(), g.data(), m.data(),
-                                        v.data(), &lr, &step, o, o + n,
-                                        o + 2 * n, &p);
+            return fluid_cpu_adam_group(
+                n, w.data(), g.data(), m.data(), v.data(), &lr, &step,
+                u.getFoundInf() ? &skip : nullptr, o, o + n, o + 2 * n, &p);
+          })
+          .Case([&](UnscaleGradsOp u) {
+            std::vector<fluid_tensor> g = ins(u.getGrads());
+            fluid_tensor scale = in(u.getScale());
+            int64_t n = static_cast<int64_t>(g.size());
+            return fluid_cpu_unscale_grads(n, g.data(), &scale, o, o + n);
           })
           .Default([&](Operation *) {
             supported = false;

@@ -172,6 +172,14 @@ std::string valueLiteral(StringRef name, ShapedType type) {
 
 /// Whether `op` is the arena of a memory plan: a memref.alloc that only
 /// memref.views use.
+/// A single update's skip flag (dynamic loss scaling), or null.
+Value foundInfOf(Operation *update) {
+  return llvm::TypeSwitch<Operation *, Value>(update)
+      .Case<SgdOp, MomentumOp, AdamOp>(
+          [](auto op) -> Value { return op.getFoundInf(); })
+      .Default([](Operation *) { return Value(); });
+}
+
 bool isArena(Operation *op) {
   auto alloc = dyn_cast_or_null<memref::AllocOp>(op);
   return alloc && !alloc->use_empty() &&
@@ -578,8 +586,11 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
     return success();
   }
 
-  // Optional biases the launch does not have are null.
+  // Optional biases the launch does not have are null, and so is an
+  // update's skip flag (dynamic loss scaling).
   if (isa<Conv2DOp, LinearOp>(tensorOp) && inputs.size() == 2)
+    inputs.push_back("nullptr");
+  if (isa<SgdOp, MomentumOp, AdamOp>(tensorOp) && !foundInfOf(tensorOp))
     inputs.push_back("nullptr");
 
   // The op's attributes, after its tensors.
@@ -690,13 +701,13 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
             GlobalAvgPoolOp, NegOp, ExpOp, LogOp, CosOp, SqrtOp, FloorOp, PowOp,
             MinimumOp, MaximumOp, GreaterEqualOp, SelectOp, CastOp,
             BroadcastToOp, SumToOp, BatchNormGradOp, BatchNormApplyOp,
-            ReluGradOp, SigmoidGradOp, TanhGradOp, ReshapeOp, FlattenOp>(
-          [](Operation *) {})
+            ReluGradOp, SigmoidGradOp, TanhGradOp, ReshapeOp, FlattenOp,
+            UnscaleGradsOp>([](Operation *) {})
       .Default([&](Operation *) { supported = false; });
   if (!supported)
     return launch.emitError()
            << "has no runtime kernel to emit for '" << kernel << "'";
-  if (isa<SgdGroupOp, MomentumGroupOp, AdamGroupOp>(tensorOp)) {
+  if (isa<SgdGroupOp, MomentumGroupOp, AdamGroupOp, UnscaleGradsOp>(tensorOp)) {
     addCall(launch, kernel, kernel,
             groupArguments(tensorOp, inputs, outputs, trailing));
     return success();
@@ -715,7 +726,9 @@ SmallVector<std::string>
 FunctionEmitter::groupArguments(Operation *group, ArrayRef<std::string> inputs,
                                 ArrayRef<std::string> outputs,
                                 ArrayRef<std::string> trailing) {
-  // The lists' names, inputs then outputs; the scalars follow the inputs.
+  // The lists' names, inputs then outputs; the scalars follow the inputs'
+  // lists (an absent skip flag is null), and unscale_grads' flag the
+  // outputs' list.
   ArrayRef<StringRef> inputLists, outputLists;
   static constexpr StringRef kSgdIn[] = {"Params", "Grads"};
   static constexpr StringRef kSgdOut[] = {"NewParams"};
@@ -725,17 +738,34 @@ FunctionEmitter::groupArguments(Operation *group, ArrayRef<std::string> inputs,
                                           "ExpAvgSqs"};
   static constexpr StringRef kAdamOut[] = {"NewParams", "NewExpAvgs",
                                            "NewExpAvgSqs"};
-  if (isa<SgdGroupOp>(group)) {
-    inputLists = kSgdIn;
-    outputLists = kSgdOut;
-  } else if (isa<MomentumGroupOp>(group)) {
-    inputLists = kMomentumIn;
-    outputLists = kMomentumOut;
-  } else {
-    inputLists = kAdamIn;
-    outputLists = kAdamOut;
-  }
-  size_t count = outputs.size() / outputLists.size();
+  static constexpr StringRef kUnscaleIn[] = {"Grads"};
+  static constexpr StringRef kUnscaleOut[] = {"NewGrads"};
+  size_t count = 0;
+  bool nullSkipFlag = false;
+  llvm::TypeSwitch<Operation *>(group)
+      .Case([&](SgdGroupOp op) {
+        inputLists = kSgdIn;
+        outputLists = kSgdOut;
+        count = op.getParams().size();
+        nullSkipFlag = !op.getFoundInf();
+      })
+      .Case([&](MomentumGroupOp op) {
+        inputLists = kMomentumIn;
+        outputLists = kMomentumOut;
+        count = op.getParams().size();
+        nullSkipFlag = !op.getFoundInf();
+      })
+      .Case([&](AdamGroupOp op) {
+        inputLists = kAdamIn;
+        outputLists = kAdamOut;
+        count = op.getParams().size();
+        nullSkipFlag = !op.getFoundInf();
+      })
+      .Case([&](UnscaleGradsOp op) {
+        inputLists = kUnscaleIn;
+        outputLists = kUnscaleOut;
+        count = op.getGrads().size();
+      });
   std::string prefix = "group" + std::to_string(launches.size());
   SmallVector<std::string> arguments;
   if (options.backend == EmitBackend::Cuda) {
@@ -759,8 +789,11 @@ FunctionEmitter::groupArguments(Operation *group, ArrayRef<std::string> inputs,
   for (auto [i, name] : llvm::enumerate(inputLists))
     list("const ", name, inputs.slice(i * count, count));
   llvm::append_range(arguments, inputs.drop_front(inputLists.size() * count));
+  if (nullSkipFlag)
+    arguments.push_back("nullptr");
   for (auto [i, name] : llvm::enumerate(outputLists))
     list("", name, outputs.slice(i * count, count));
+  llvm::append_range(arguments, outputs.drop_front(outputLists.size() * count));
   llvm::append_range(arguments, trailing);
   return arguments;
 }
@@ -1182,7 +1215,8 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
      << (cuda ? "#include \"fluid/runtime/CudaKernels.h\"\n"
               : "#include \"fluid/runtime/CpuGradKernels.h\"\n"
                 "#include \"fluid/runtime/CpuKernels.h\"\n"
-                "#include \"fluid/runtime/CpuOptimizerKernels.h\"\n")
+                "#include \"fluid/runtime/CpuOptimizerKernels.h\"\n"
+                "#include \"fluid/runtime/Float16.h\"\n")
      << "\n#include <cstddef>\n#include <cstdint>\n#include <cstring>\n"
         "#include <initializer_list>\n#include <limits>\n#include <vector>\n"
      << (cuda ? "" : "#include <cmath>\n") << kPreamble

@@ -53,9 +53,9 @@ viewLayout(Value value) {
   }
   auto [sourceShape, sourceStrides] = viewLayout(view->getOperand(0));
   ArrayRef<int64_t> shape = cast<RankedTensorType>(value.getType()).getShape();
-  // A slice at offset 0 keeps the strides; a reshape of unit dimensions
-  // keeps those of the other dimensions, in order.
-  if (isa<SliceOp>(view))
+  // A slice at offset 0 and a widening cast keep the strides; a reshape
+  // of unit dimensions keeps those of the other dimensions, in order.
+  if (isa<SliceOp, CastOp>(view))
     return {SmallVector<int64_t>(shape), sourceStrides};
   SmallVector<int64_t> kept;
   for (auto [size, stride] : llvm::zip(sourceShape, sourceStrides))
@@ -88,19 +88,19 @@ SmallVector<int64_t> mlir::fluid::fusedAccessStrides(FusionOp fusion,
 }
 
 int64_t mlir::fluid::fusedVectorWidth(FusionOp fusion) {
-  Type element =
-      cast<RankedTensorType>(fusion.getResult(0).getType()).getElementType();
-  auto same = [&](Type type) {
-    return cast<RankedTensorType>(type).getElementType() == element;
+  // 16 bytes of the narrowest element type per step: one 128-bit access
+  // of 16-bit values, two of the f32 values they are cast to.
+  int64_t narrowest = 8;
+  auto visit = [&](Type type) {
+    Type element = cast<RankedTensorType>(type).getElementType();
+    narrowest =
+        std::min<int64_t>(narrowest, element.getIntOrFloatBitWidth() / 8);
   };
-  if (!llvm::all_of(fusion.getInputs().getTypes(), same) ||
-      !llvm::all_of(fusion.getResultTypes(), same))
-    return 1;
+  llvm::for_each(fusion.getInputs().getTypes(), visit);
+  llvm::for_each(fusion.getResultTypes(), visit);
   for (Operation &op : fusion.getBodyBlock().without_terminator())
-    if (!llvm::all_of(op.getResultTypes(), same))
-      return 1;
-  int64_t width =
-      16 / static_cast<int64_t>(element.getIntOrFloatBitWidth() / 8);
+    llvm::for_each(op.getResultTypes(), visit);
+  int64_t width = 16 / std::max<int64_t>(narrowest, 1);
   ArrayRef<int64_t> space = fusion.getIterationShape();
   // A kernel with sums moves vectors within one row of a channel.
   int64_t run = 1;
@@ -186,7 +186,20 @@ namespace {
 
 std::string cType(Type type) {
   Type element = cast<RankedTensorType>(type).getElementType();
+  if (element.isF16() || element.isBF16())
+    return "uint16_t"; // its bits (fluid/runtime/Float16.h)
   return element.isF64() ? "double" : "float";
+}
+
+/// The C++ class of a 16-bit element type in fluid/runtime/Float16.h, or
+/// "" for another type.
+std::string float16Class(Type type) {
+  Type element = cast<RankedTensorType>(type).getElementType();
+  if (element.isF16())
+    return "fluid::rt::cpu::Half";
+  if (element.isBF16())
+    return "fluid::rt::cpu::BFloat16";
+  return "";
 }
 
 /// The cpu kernel's expression for `op` on operand expressions `a`, in the
@@ -230,7 +243,16 @@ FailureOr<std::string> cpuExpression(Operation *op, ArrayRef<std::string> a,
           .Case([&](SelectOp) {
             return "(" + a[0] + " != 0 ? " + a[1] + " : " + a[2] + ")";
           })
-          .Case([&](CastOp) { return "static_cast<" + t + ">(" + a[0] + ")"; })
+          .Case([&](CastOp c) -> std::string {
+            // 16-bit values are bits: widened exactly, rounded once.
+            if (std::string from = float16Class(c.getInput().getType());
+                !from.empty())
+              return "static_cast<" + t + ">(static_cast<float>(" + from +
+                     "::fromBits(" + a[0] + ")))";
+            if (std::string to = float16Class(c.getType()); !to.empty())
+              return to + "(" + a[0] + ").bits";
+            return "static_cast<" + t + ">(" + a[0] + ")";
+          })
           .Case([&](BroadcastToOp) { return a[0]; })
           .Case([&](ReluGradOp) {
             return t + "(" + d(a[1]) + " <= 0 ? 0.0 : " + d(a[0]) + ")";
@@ -320,14 +342,28 @@ FailureOr<std::string> mlir::fluid::emitCpuFusedKernel(FusionOp fusion,
     if (!arg)
       return names.lookup(use.get());
     SmallVector<int64_t> strides = fusedAccessStrides(fusion, use);
+    // A 16-bit argument read through a widening cast: widened as loaded.
+    std::string widen = float16Class(arg.getType());
+    if (!widen.empty() && float16Class(use.get().getType()).empty())
+      strides.push_back(-1); // keyed apart from a plain load
+    else
+      widen.clear();
     auto key = std::make_pair(arg.getArgNumber(), strides);
     auto [it, inserted] = loads.insert({key, ""});
     if (inserted) {
+      if (!widen.empty())
+        strides.pop_back();
+      std::string element =
+          "x" + std::to_string(arg.getArgNumber()) + "[" +
+          (strides == contiguous ? std::string("e") : offset(strides)) + "]";
+      std::string type =
+          cType(widen.empty() ? arg.getType() : use.get().getType());
+      if (!widen.empty())
+        element = "static_cast<" + type + ">(static_cast<float>(" + widen +
+                  "::fromBits(" + element + ")))";
       it->second = "a" + std::to_string(loads.size() - 1);
-      os << indent << "const " << cType(arg.getType()) << " " << it->second
-         << " = x" << arg.getArgNumber() << "["
-         << (strides == contiguous ? std::string("e") : offset(strides))
-         << "];\n";
+      os << indent << "const " << type << " " << it->second << " = " << element
+         << ";\n";
     }
     return it->second;
   };

@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Broadcasting.h"
-#include "Float16.h"
 #include "TensorChecks.h"
 #include "Widen.h"
+#include "fluid/runtime/Float16.h"
 
 #include "fluid/runtime/CpuOptimizerKernels.h"
 

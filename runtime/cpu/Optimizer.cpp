@@ -19,6 +19,7 @@
 #include "fluid/runtime/CpuOptimizerKernels.h"
 
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
 #include <sstream>
 #include <string>
@@ -92,6 +93,27 @@ int64_t readStep(const CheckedTensor &step) {
   return value;
 }
 
+/// Whether the update is skipped: `found_inf` (null, or a rank-0 f32 flag)
+/// holds a nonzero value; NaN counts as nonzero.
+bool readSkip(const fluid_tensor *foundInfDesc) {
+  if (!foundInfDesc)
+    return false;
+  CheckedTensor flag = checkTensor(foundInfDesc, "found_inf");
+  requireRank(flag, 0);
+  if (flag.dtype() != FLUID_F32)
+    fail("found_inf has dtype " + dtypeName(flag.dtype()) + "; expected f32");
+  return *flag.data<float>() != 0.0f;
+}
+
+/// A skipped update's output: `to` gets `from`'s value (nothing to do when
+/// they are one buffer).
+void keep(const CheckedTensor &from, const CheckedTensor &to) {
+  if (from.desc->data != to.desc->data && from.numel > 0)
+    std::memmove(to.desc->data, from.desc->data,
+                 static_cast<size_t>(from.numel) *
+                     static_cast<size_t>(fluid_dtype_size(from.dtype())));
+}
+
 /// Checks `param` (float; of `reference`'s dtype in a group's later
 /// entries, where `reference` is entry 0's parameter) and that every other
 /// tensor has its dtype and shape.
@@ -125,8 +147,10 @@ void requireLikeParam(const SgdOperands &t, const CheckedTensor *reference) {
   requireLikeParam(t.param, {&t.grad, &t.newParam}, reference);
 }
 
-void sgdUpdate(const SgdOperands &t, double lr,
-               const fluid_sgd_params &params) {
+void sgdUpdate(const SgdOperands &t, double lr, const fluid_sgd_params &params,
+               bool skip) {
+  if (skip)
+    return keep(t.param, t.newParam);
   dispatchFloat(t.param.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T *p = t.param.data<T>();
@@ -160,7 +184,11 @@ void requireLikeParam(const MomentumOperands &t,
 }
 
 void momentumUpdate(const MomentumOperands &t, double lr,
-                    const fluid_momentum_params &params) {
+                    const fluid_momentum_params &params, bool skip) {
+  if (skip) {
+    keep(t.param, t.newParam);
+    return keep(t.velocity, t.newVelocity);
+  }
   dispatchFloat(t.param.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T *p = t.param.data<T>();
@@ -204,7 +232,12 @@ void requireLikeParam(const AdamOperands &t, const CheckedTensor *reference) {
 }
 
 void adamUpdate(const AdamOperands &t, double lr, int64_t stepCount,
-                const fluid_adam_params &params) {
+                const fluid_adam_params &params, bool skip) {
+  if (skip) {
+    keep(t.param, t.newParam);
+    keep(t.m, t.newM);
+    return keep(t.v, t.newV);
+  }
   const double step = double(stepCount);
   const double beta1 = params.beta1, beta2 = params.beta2;
   const double stepSize = lr / (1 - std::pow(beta1, step));
@@ -289,11 +322,10 @@ std::vector<Operands> checkEntries(int64_t count, Check &&check) {
 
 } // namespace
 
-extern "C" fluid_status fluid_cpu_sgd(const fluid_tensor *paramDesc,
-                                      const fluid_tensor *gradDesc,
-                                      const fluid_tensor *lrDesc,
-                                      fluid_tensor *newParamDesc,
-                                      const fluid_sgd_params *params) {
+extern "C" fluid_status
+fluid_cpu_sgd(const fluid_tensor *paramDesc, const fluid_tensor *gradDesc,
+              const fluid_tensor *lrDesc, const fluid_tensor *foundInfDesc,
+              fluid_tensor *newParamDesc, const fluid_sgd_params *params) {
   return guard("fluid_cpu_sgd", [&] {
     CheckedTensor param = checkTensor(paramDesc, "param");
     CheckedTensor grad = checkTensor(gradDesc, "grad");
@@ -303,14 +335,16 @@ extern "C" fluid_status fluid_cpu_sgd(const fluid_tensor *paramDesc,
     const SgdOperands t{param, grad, newParam};
     requireLikeParam(t, nullptr);
     checkSgdParams(*params);
-    sgdUpdate(t, readLearningRate(lrTensor), *params);
+    const double lr = readLearningRate(lrTensor);
+    sgdUpdate(t, lr, *params, readSkip(foundInfDesc));
   });
 }
 
 extern "C" fluid_status
 fluid_cpu_momentum(const fluid_tensor *paramDesc, const fluid_tensor *gradDesc,
                    const fluid_tensor *velocityDesc, const fluid_tensor *lrDesc,
-                   fluid_tensor *newParamDesc, fluid_tensor *newVelocityDesc,
+                   const fluid_tensor *foundInfDesc, fluid_tensor *newParamDesc,
+                   fluid_tensor *newVelocityDesc,
                    const fluid_momentum_params *params) {
   return guard("fluid_cpu_momentum", [&] {
     CheckedTensor param = checkTensor(paramDesc, "param");
@@ -323,7 +357,8 @@ fluid_cpu_momentum(const fluid_tensor *paramDesc, const fluid_tensor *gradDesc,
     const MomentumOperands t{param, grad, velocity, newParam, newVelocity};
     requireLikeParam(t, nullptr);
     checkMomentumParams(*params);
-    momentumUpdate(t, readLearningRate(lrTensor), *params);
+    const double lr = readLearningRate(lrTensor);
+    momentumUpdate(t, lr, *params, readSkip(foundInfDesc));
   });
 }
 
@@ -331,8 +366,9 @@ extern "C" fluid_status
 fluid_cpu_adam(const fluid_tensor *paramDesc, const fluid_tensor *gradDesc,
                const fluid_tensor *mDesc, const fluid_tensor *vDesc,
                const fluid_tensor *lrDesc, const fluid_tensor *stepDesc,
-               fluid_tensor *newParamDesc, fluid_tensor *newMDesc,
-               fluid_tensor *newVDesc, const fluid_adam_params *params) {
+               const fluid_tensor *foundInfDesc, fluid_tensor *newParamDesc,
+               fluid_tensor *newMDesc, fluid_tensor *newVDesc,
+               const fluid_adam_params *params) {
   return guard("fluid_cpu_adam", [&] {
     CheckedTensor param = checkTensor(paramDesc, "param");
     CheckedTensor grad = checkTensor(gradDesc, "grad");
@@ -348,7 +384,8 @@ fluid_cpu_adam(const fluid_tensor *paramDesc, const fluid_tensor *gradDesc,
     requireLikeParam(t, nullptr);
     checkAdamParams(*params);
     const double lr = readLearningRate(lrTensor);
-    adamUpdate(t, lr, readStep(stepTensor), *params);
+    const int64_t step = readStep(stepTensor);
+    adamUpdate(t, lr, step, *params, readSkip(foundInfDesc));
   });
 }
 
@@ -360,7 +397,8 @@ fluid_cpu_adam(const fluid_tensor *paramDesc, const fluid_tensor *gradDesc,
 extern "C" fluid_status
 fluid_cpu_sgd_group(int64_t count, const fluid_tensor *params,
                     const fluid_tensor *grads, const fluid_tensor *lrDesc,
-                    fluid_tensor *newParams, const fluid_sgd_params *p) {
+                    const fluid_tensor *foundInfDesc, fluid_tensor *newParams,
+                    const fluid_sgd_params *p) {
   return guard("fluid_cpu_sgd_group", [&] {
     requireGroup(
         count,
@@ -377,16 +415,17 @@ fluid_cpu_sgd_group(int64_t count, const fluid_tensor *params,
       fail("p is null");
     checkSgdParams(*p);
     const double lr = readLearningRate(lrTensor);
+    const bool skip = readSkip(foundInfDesc);
     for (const SgdOperands &t : entries)
-      sgdUpdate(t, lr, *p);
+      sgdUpdate(t, lr, *p, skip);
   });
 }
 
 extern "C" fluid_status fluid_cpu_momentum_group(
     int64_t count, const fluid_tensor *params, const fluid_tensor *grads,
     const fluid_tensor *velocities, const fluid_tensor *lrDesc,
-    fluid_tensor *newParams, fluid_tensor *newVelocities,
-    const fluid_momentum_params *p) {
+    const fluid_tensor *foundInfDesc, fluid_tensor *newParams,
+    fluid_tensor *newVelocities, const fluid_momentum_params *p) {
   return guard("fluid_cpu_momentum_group", [&] {
     requireGroup(count, {{"params", params},
                          {"grads", grads},
@@ -407,8 +446,9 @@ extern "C" fluid_status fluid_cpu_momentum_group(
       fail("p is null");
     checkMomentumParams(*p);
     const double lr = readLearningRate(lrTensor);
+    const bool skip = readSkip(foundInfDesc);
     for (const MomentumOperands &t : entries)
-      momentumUpdate(t, lr, *p);
+      momentumUpdate(t, lr, *p, skip);
   });
 }
 
@@ -416,7 +456,8 @@ extern "C" fluid_status
 fluid_cpu_adam_group(int64_t count, const fluid_tensor *params,
                      const fluid_tensor *grads, const fluid_tensor *expAvgs,
                      const fluid_tensor *expAvgSqs, const fluid_tensor *lrDesc,
-                     const fluid_tensor *stepDesc, fluid_tensor *newParams,
+                     const fluid_tensor *stepDesc,
+                     const fluid_tensor *foundInfDesc, fluid_tensor *newParams,
                      fluid_tensor *newExpAvgs, fluid_tensor *newExpAvgSqs,
                      const fluid_adam_params *p) {
   return guard("fluid_cpu_adam_group", [&] {
@@ -445,7 +486,64 @@ fluid_cpu_adam_group(int64_t count, const fluid_tensor *params,
     checkAdamParams(*p);
     const double lr = readLearningRate(lrTensor);
     const int64_t step = readStep(stepTensor);
+    const bool skip = readSkip(foundInfDesc);
     for (const AdamOperands &t : entries)
-      adamUpdate(t, lr, step, *p);
+      adamUpdate(t, lr, step, *p, skip);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+extern "C" fluid_status fluid_cpu_unscale_grads(int64_t count,
+                                                const fluid_tensor *grads,
+                                                const fluid_tensor *scaleDesc,
+                                                fluid_tensor *newGrads,
+                                                fluid_tensor *foundInfDesc) {
+  return guard("fluid_cpu_unscale_grads", [&] {
+    requireGroup(count, {{"grads", grads}, {"new_grads", newGrads}});
+    std::vector<std::pair<CheckedTensor, CheckedTensor>> entries;
+    for (int64_t k = 0; k < count; ++k) {
+      try {
+        CheckedTensor grad = checkTensor(&grads[k], entryName("grads", k));
+        CheckedTensor out =
+            checkTensor(&newGrads[k], entryName("new_grads", k));
+        if (k > 0)
+          requireDtype(grad, entries[0].first);
+        if (grad.dtype() != FLUID_F32 && grad.dtype() != FLUID_F64)
+          fail(grad.name + " has dtype " + dtypeName(grad.dtype()) +
+               "; expected f32 or f64");
+        requireDtype(out, grad);
+        requireShape(out, grad.shape);
+        entries.emplace_back(std::move(grad), std::move(out));
+      } catch (const Error &e) {
+        throw Error(e.status(), "entry " + std::to_string(k) + ": " + e.what());
+      }
+    }
+    CheckedTensor scale = checkTensor(scaleDesc, "scale");
+    CheckedTensor found = checkTensor(foundInfDesc, "found_inf");
+    for (const CheckedTensor *t : {&scale, &found}) {
+      requireRank(*t, 0);
+      if (t->dtype() != FLUID_F32)
+        fail(t->name + " has dtype " + dtypeName(t->dtype()) +
+             "; expected f32");
+    }
+    // PyTorch: inv_scale = scale.double().reciprocal().float().
+    const float inverse = float(1.0 / double(*scale.data<float>()));
+    bool nonFinite = false;
+    for (const auto &[grad, out] : entries)
+      dispatchFloat(grad.dtype(), [&](auto zero) {
+        using T = decltype(zero);
+        const T *g = grad.data<T>();
+        T *u = out.data<T>();
+        const T factor = T(inverse);
+        for (int64_t i = 0; i < grad.numel; ++i) {
+          const T value = g[i];
+          nonFinite = nonFinite || !std::isfinite(value);
+          u[i] = value * factor;
+        }
+      });
+    *found.data<float>() = nonFinite ? 1.0f : 0.0f;
   });
 }

@@ -19,8 +19,8 @@
 #ifndef FLUID_RUNTIME_CPU_WIDEN_H
 #define FLUID_RUNTIME_CPU_WIDEN_H
 
-#include "Float16.h"
 #include "TensorChecks.h"
+#include "fluid/runtime/Float16.h"
 
 #include "fluid/runtime/Error.h"
 #include "fluid/runtime/Tensor.h"

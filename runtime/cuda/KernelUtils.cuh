@@ -259,6 +259,7 @@ enum DeviceErrorSource : uint32_t {
   kFromSgdGroup,
   kFromMomentumGroup,
   kFromAdamGroup,
+  kFromUnscaleGrads,
 };
 
 /// The first error flagged on a device since fluid_cuda_check_errors last

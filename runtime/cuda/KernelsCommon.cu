@@ -59,6 +59,8 @@ const char *sourceName(uint32_t source) {
     return "fluid_cuda_momentum_group";
   case kFromAdamGroup:
     return "fluid_cuda_adam_group";
+  case kFromUnscaleGrads:
+    return "fluid_cuda_unscale_grads";
   default:
     return "a cuda kernel";
   }

@@ -13,9 +13,9 @@
 //
 // Casts between the float types include f16 and bf16 (CUDA's __half and
 // __nv_bfloat16), rounded to nearest even from the exact value as the cpu
-// backend rounds them (runtime/cpu/Float16.h): from f32 and f64 directly,
-// between the two 16-bit types through f32, which holds either exactly.
-// Casts between a 16-bit type and an integer type are not supported.
+// backend rounds them (runtime/include/fluid/runtime/Float16.h): from f32 and
+// f64 directly, between the two 16-bit types through f32, which holds either
+// exactly. Casts between a 16-bit type and an integer type are not supported.
 //
 //===----------------------------------------------------------------------===//
 

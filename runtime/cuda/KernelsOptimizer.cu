@@ -104,7 +104,8 @@ void launchUpdate(cudaStream_t stream, const Arrays<T, NIn, NOut> &arrays,
 extern "C" fluid_status
 fluid_cuda_sgd(fluid_cuda_context *context, const fluid_tensor *paramDesc,
                const fluid_tensor *gradDesc, const fluid_tensor *lrDesc,
-               fluid_tensor *newParamDesc, const fluid_sgd_params *params) {
+               const fluid_tensor *foundInfDesc, fluid_tensor *newParamDesc,
+               const fluid_sgd_params *params) {
   return guard("fluid_cuda_sgd", [&] {
     cudaStream_t stream = streamFor(context);
     CheckedTensor param = checkTensor(context, paramDesc, "param");
@@ -115,6 +116,7 @@ fluid_cuda_sgd(fluid_cuda_context *context, const fluid_tensor *paramDesc,
     requireLikeParam(param, {&grad, &newParam});
     checkSgdParams(*params);
     const LearningRate lr = checkLearningRate(lrTensor);
+    const float *foundInf = checkFoundInf(context, foundInfDesc);
     DeviceErrorRecord *errors = deviceErrorRecord(context);
 
     cpu::dispatchFloat(param.dtype(), [&](auto zero) {
@@ -122,7 +124,7 @@ fluid_cuda_sgd(fluid_cuda_context *context, const fluid_tensor *paramDesc,
       const Arrays<T, 2, 1> arrays{{param.data<T>(), grad.data<T>()},
                                    {newParam.data<T>()}};
       launchUpdate(stream, arrays, param.numel,
-                   makeSgdUpdate<T>(lr, *params, kFromSgd), errors);
+                   makeSgdUpdate<T>(lr, *params, kFromSgd, foundInf), errors);
     });
   });
 }
@@ -130,8 +132,9 @@ fluid_cuda_sgd(fluid_cuda_context *context, const fluid_tensor *paramDesc,
 extern "C" fluid_status fluid_cuda_momentum(
     fluid_cuda_context *context, const fluid_tensor *paramDesc,
     const fluid_tensor *gradDesc, const fluid_tensor *velocityDesc,
-    const fluid_tensor *lrDesc, fluid_tensor *newParamDesc,
-    fluid_tensor *newVelocityDesc, const fluid_momentum_params *params) {
+    const fluid_tensor *lrDesc, const fluid_tensor *foundInfDesc,
+    fluid_tensor *newParamDesc, fluid_tensor *newVelocityDesc,
+    const fluid_momentum_params *params) {
   return guard("fluid_cuda_momentum", [&] {
     cudaStream_t stream = streamFor(context);
     CheckedTensor param = checkTensor(context, paramDesc, "param");
@@ -145,6 +148,7 @@ extern "C" fluid_status fluid_cuda_momentum(
     requireLikeParam(param, {&grad, &velocity, &newParam, &newVelocity});
     checkMomentumParams(*params);
     const LearningRate lr = checkLearningRate(lrTensor);
+    const float *foundInf = checkFoundInf(context, foundInfDesc);
     DeviceErrorRecord *errors = deviceErrorRecord(context);
 
     cpu::dispatchFloat(param.dtype(), [&](auto zero) {
@@ -153,7 +157,8 @@ extern "C" fluid_status fluid_cuda_momentum(
           {param.data<T>(), grad.data<T>(), velocity.data<T>()},
           {newParam.data<T>(), newVelocity.data<T>()}};
       launchUpdate(stream, arrays, param.numel,
-                   makeMomentumUpdate<T>(lr, *params, kFromMomentum), errors);
+                   makeMomentumUpdate<T>(lr, *params, kFromMomentum, foundInf),
+                   errors);
     });
   });
 }
@@ -162,9 +167,9 @@ extern "C" fluid_status
 fluid_cuda_adam(fluid_cuda_context *context, const fluid_tensor *paramDesc,
                 const fluid_tensor *gradDesc, const fluid_tensor *mDesc,
                 const fluid_tensor *vDesc, const fluid_tensor *lrDesc,
-                const fluid_tensor *stepDesc, fluid_tensor *newParamDesc,
-                fluid_tensor *newMDesc, fluid_tensor *newVDesc,
-                const fluid_adam_params *params) {
+                const fluid_tensor *stepDesc, const fluid_tensor *foundInfDesc,
+                fluid_tensor *newParamDesc, fluid_tensor *newMDesc,
+                fluid_tensor *newVDesc, const fluid_adam_params *params) {
   return guard("fluid_cuda_adam", [&] {
     cudaStream_t stream = streamFor(context);
     CheckedTensor param = checkTensor(context, paramDesc, "param");
@@ -181,6 +186,7 @@ fluid_cuda_adam(fluid_cuda_context *context, const fluid_tensor *paramDesc,
     checkAdamParams(*params);
     const LearningRate lr = checkLearningRate(lrTensor);
     const int64_t *step = checkStep(stepTensor);
+    const float *foundInf = checkFoundInf(context, foundInfDesc);
     DeviceErrorRecord *errors = deviceErrorRecord(context);
 
     cpu::dispatchFloat(param.dtype(), [&](auto zero) {
@@ -189,7 +195,8 @@ fluid_cuda_adam(fluid_cuda_context *context, const fluid_tensor *paramDesc,
           {param.data<T>(), grad.data<T>(), m.data<T>(), v.data<T>()},
           {newParam.data<T>(), newM.data<T>(), newV.data<T>()}};
       launchUpdate(stream, arrays, param.numel,
-                   makeAdamUpdate<T>(lr, step, *params, kFromAdam), errors);
+                   makeAdamUpdate<T>(lr, step, *params, kFromAdam, foundInf),
+                   errors);
     });
   });
 }

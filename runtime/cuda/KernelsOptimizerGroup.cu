@@ -348,12 +348,14 @@ extern "C" fluid_status
 fluid_cuda_sgd_group(fluid_cuda_context *context, const void *site,
                      int64_t count, const fluid_tensor *params,
                      const fluid_tensor *grads, const fluid_tensor *lrDesc,
-                     fluid_tensor *newParams, const fluid_sgd_params *p) {
+                     const fluid_tensor *foundInfDesc, fluid_tensor *newParams,
+                     const fluid_sgd_params *p) {
   return guard("fluid_cuda_sgd_group", [&] {
     cudaStream_t stream = streamFor(context);
     const Group<3> group{
         count, {params, grads, newParams}, {"params", "grads", "new_params"}};
     LearningRate lr{};
+    const float *foundInf = nullptr;
     const PreparedGroup prepared =
         prepareGroup(context, site, group, kFromSgdGroup, [&] {
           CheckedTensor lrTensor = checkTensor(context, lrDesc, "lr");
@@ -361,12 +363,14 @@ fluid_cuda_sgd_group(fluid_cuda_context *context, const void *site,
             fail("p is null");
           checkSgdParams(*p);
           lr = checkLearningRate(lrTensor);
+          foundInf = checkFoundInf(context, foundInfDesc);
         });
     DeviceErrorRecord *errors = deviceErrorRecord(context);
     cpu::dispatchFloat(params[0].dtype, [&](auto zero) {
       using T = decltype(zero);
       launchGroup<T, 3>(stream, prepared, count,
-                        makeSgdUpdate<T>(lr, *p, kFromSgdGroup), errors);
+                        makeSgdUpdate<T>(lr, *p, kFromSgdGroup, foundInf),
+                        errors);
     });
   });
 }
@@ -375,8 +379,8 @@ extern "C" fluid_status fluid_cuda_momentum_group(
     fluid_cuda_context *context, const void *site, int64_t count,
     const fluid_tensor *params, const fluid_tensor *grads,
     const fluid_tensor *velocities, const fluid_tensor *lrDesc,
-    fluid_tensor *newParams, fluid_tensor *newVelocities,
-    const fluid_momentum_params *p) {
+    const fluid_tensor *foundInfDesc, fluid_tensor *newParams,
+    fluid_tensor *newVelocities, const fluid_momentum_params *p) {
   return guard("fluid_cuda_momentum_group", [&] {
     cudaStream_t stream = streamFor(context);
     const Group<5> group{
@@ -384,6 +388,7 @@ extern "C" fluid_status fluid_cuda_momentum_group(
         {params, grads, velocities, newParams, newVelocities},
         {"params", "grads", "velocities", "new_params", "new_velocities"}};
     LearningRate lr{};
+    const float *foundInf = nullptr;
     const PreparedGroup prepared =
         prepareGroup(context, site, group, kFromMomentumGroup, [&] {
           CheckedTensor lrTensor = checkTensor(context, lrDesc, "lr");
@@ -391,13 +396,14 @@ extern "C" fluid_status fluid_cuda_momentum_group(
             fail("p is null");
           checkMomentumParams(*p);
           lr = checkLearningRate(lrTensor);
+          foundInf = checkFoundInf(context, foundInfDesc);
         });
     DeviceErrorRecord *errors = deviceErrorRecord(context);
     cpu::dispatchFloat(params[0].dtype, [&](auto zero) {
       using T = decltype(zero);
-      launchGroup<T, 5>(stream, prepared, count,
-                        makeMomentumUpdate<T>(lr, *p, kFromMomentumGroup),
-                        errors);
+      launchGroup<T, 5>(
+          stream, prepared, count,
+          makeMomentumUpdate<T>(lr, *p, kFromMomentumGroup, foundInf), errors);
     });
   });
 }
@@ -407,7 +413,8 @@ fluid_cuda_adam_group(fluid_cuda_context *context, const void *site,
                       int64_t count, const fluid_tensor *params,
                       const fluid_tensor *grads, const fluid_tensor *expAvgs,
                       const fluid_tensor *expAvgSqs, const fluid_tensor *lrDesc,
-                      const fluid_tensor *stepDesc, fluid_tensor *newParams,
+                      const fluid_tensor *stepDesc,
+                      const fluid_tensor *foundInfDesc, fluid_tensor *newParams,
                       fluid_tensor *newExpAvgs, fluid_tensor *newExpAvgSqs,
                       const fluid_adam_params *p) {
   return guard("fluid_cuda_adam_group", [&] {
@@ -419,6 +426,7 @@ fluid_cuda_adam_group(fluid_cuda_context *context, const void *site,
                           "new_params", "new_exp_avgs", "new_exp_avg_sqs"}};
     LearningRate lr{};
     const int64_t *step = nullptr;
+    const float *foundInf = nullptr;
     const PreparedGroup prepared =
         prepareGroup(context, site, group, kFromAdamGroup, [&] {
           CheckedTensor lrTensor = checkTensor(context, lrDesc, "lr");
@@ -428,13 +436,80 @@ fluid_cuda_adam_group(fluid_cuda_context *context, const void *site,
           checkAdamParams(*p);
           lr = checkLearningRate(lrTensor);
           step = checkStep(stepTensor);
+          foundInf = checkFoundInf(context, foundInfDesc);
         });
     DeviceErrorRecord *errors = deviceErrorRecord(context);
     cpu::dispatchFloat(params[0].dtype, [&](auto zero) {
       using T = decltype(zero);
-      launchGroup<T, 7>(stream, prepared, count,
-                        makeAdamUpdate<T>(lr, step, *p, kFromAdamGroup),
-                        errors);
+      launchGroup<T, 7>(
+          stream, prepared, count,
+          makeAdamUpdate<T>(lr, step, *p, kFromAdamGroup, foundInf), errors);
+    });
+  });
+}
+
+namespace {
+
+/// fluid_cuda_unscale_grads' per-element code: in: grad; out: new grad;
+/// a non-finite grad sets the flag (every writer stores the same 1.0, as
+/// PyTorch's kernel does).
+template <typename T> struct UnscaleUpdate {
+  static constexpr int kInputs = 1, kOutputs = 1;
+  const float *scale;
+  float *foundInf;
+
+  struct Scalars {
+    T inverse;
+  };
+
+  __device__ bool prepare(Scalars &s, DeviceErrorRecord *, bool) const {
+    // PyTorch: inv_scale = scale.double().reciprocal().float().
+    s.inverse = T(__double2float_rn(__drcp_rn(double(*scale))));
+    return true;
+  }
+
+  __device__ void apply(const Scalars &s, const T (&in)[1], T (&out)[1]) const {
+    const T g = in[0];
+    if (!isfinite(g))
+      *foundInf = 1.0f;
+    out[0] = math::mulRn(g, s.inverse);
+  }
+};
+
+/// A rank-0 f32 tensor's device address, after its descriptor's checks.
+float *checkF32Scalar(fluid_cuda_context *context, const fluid_tensor *desc,
+                      const char *name) {
+  CheckedTensor t = checkTensor(context, desc, name);
+  cpu::requireRank(t, 0);
+  if (t.dtype() != FLUID_F32)
+    fail(std::string(name) + " has dtype " + cpu::dtypeName(t.dtype()) +
+         "; expected f32");
+  return t.data<float>();
+}
+
+} // namespace
+
+extern "C" fluid_status
+fluid_cuda_unscale_grads(fluid_cuda_context *context, const void *site,
+                         int64_t count, const fluid_tensor *grads,
+                         const fluid_tensor *scaleDesc, fluid_tensor *newGrads,
+                         fluid_tensor *foundInfDesc) {
+  return guard("fluid_cuda_unscale_grads", [&] {
+    cudaStream_t stream = streamFor(context);
+    const Group<2> group{count, {grads, newGrads}, {"grads", "new_grads"}};
+    const float *scale = nullptr;
+    float *foundInf = nullptr;
+    const PreparedGroup prepared =
+        prepareGroup(context, site, group, kFromUnscaleGrads, [&] {
+          scale = checkF32Scalar(context, scaleDesc, "scale");
+          foundInf = checkF32Scalar(context, foundInfDesc, "found_inf");
+        });
+    FLUID_CUDA_CHECK(cudaMemsetAsync(foundInf, 0, sizeof(float), stream));
+    DeviceErrorRecord *errors = deviceErrorRecord(context);
+    cpu::dispatchFloat(grads[0].dtype, [&](auto zero) {
+      using T = decltype(zero);
+      launchGroup<T, 2>(stream, prepared, count,
+                        UnscaleUpdate<T>{scale, foundInf}, errors);
     });
   });
 }

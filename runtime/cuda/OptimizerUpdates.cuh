@@ -10,7 +10,9 @@
 // report)` that reads the device-resident learning rate (and step) and
 // returns false, flagging the value from `report` threads, when the
 // kernel must write nothing; and a device
-// `apply(const Scalars &, const T (&in)[NIn], T (&out)[NOut])`.
+// `apply(const Scalars &, const T (&in)[NIn], T (&out)[NOut])`. An update
+// with a `foundInf` flag (dynamic loss scaling) that holds a nonzero value
+// is skipped: apply writes every output its input's value.
 //
 // The arithmetic follows the cpu backend (Optimizer.cpp) operation by
 // operation, with explicitly rounded intrinsics (DeviceMath.cuh) so that
@@ -58,14 +60,21 @@ struct LearningRate {
   }
 };
 
+/// Whether a skip flag (null: none) is set; NaN counts as set.
+__device__ inline bool readSkip(const float *foundInf) {
+  return foundInf && *foundInf != 0.0f;
+}
+
 template <typename T> struct SgdUpdate {
   static constexpr int kInputs = 2, kOutputs = 1;
   LearningRate lr;
   T weightDecay;
-  uint32_t source; // a DeviceErrorSource
+  uint32_t source;       // a DeviceErrorSource
+  const float *foundInf; // null, or the skip flag
 
   struct Scalars {
     T negRate;
+    bool skip;
   };
 
   __device__ bool prepare(Scalars &s, DeviceErrorRecord *errors,
@@ -74,6 +83,7 @@ template <typename T> struct SgdUpdate {
     if (!lr.read(rate, errors, source, report))
       return false;
     s.negRate = T(-rate);
+    s.skip = readSkip(foundInf);
     return true;
   }
 
@@ -81,6 +91,10 @@ template <typename T> struct SgdUpdate {
   // d_p = grad.add(param, alpha=weight_decay), skipped for 0 as PyTorch
   // does; param.add_(d_p, alpha=-lr).
   __device__ void apply(const Scalars &s, const T (&in)[2], T (&out)[1]) const {
+    if (s.skip) {
+      out[0] = in[0];
+      return;
+    }
     const T p = in[0];
     T d = in[1];
     if (weightDecay != 0)
@@ -95,9 +109,11 @@ template <typename T> struct MomentumUpdate {
   T momentum, weightDecay;
   bool nesterov;
   uint32_t source;
+  const float *foundInf;
 
   struct Scalars {
     T negRate;
+    bool skip;
   };
 
   __device__ bool prepare(Scalars &s, DeviceErrorRecord *errors,
@@ -106,11 +122,17 @@ template <typename T> struct MomentumUpdate {
     if (!lr.read(rate, errors, source, report))
       return false;
     s.negRate = T(-rate);
+    s.skip = readSkip(foundInf);
     return true;
   }
 
   // in: param, grad, velocity; out: new_param, new_velocity.
   __device__ void apply(const Scalars &s, const T (&in)[3], T (&out)[2]) const {
+    if (s.skip) {
+      out[0] = in[0];
+      out[1] = in[2];
+      return;
+    }
     const T p = in[0];
     T d = in[1];
     if (weightDecay != 0)
@@ -131,9 +153,11 @@ template <typename T> struct AdamUpdate {
   T weightDecay, b1, oneMinusB1, b2, oneMinusB2, epsilon;
   bool decoupled;
   uint32_t source;
+  const float *foundInf;
 
   struct Scalars {
     T decay, bc2Sqrt, negStepSize;
+    bool skip;
   };
 
   __device__ bool prepare(Scalars &s, DeviceErrorRecord *errors,
@@ -158,11 +182,18 @@ template <typename T> struct AdamUpdate {
     s.bc2Sqrt = T(__dsqrt_rn(__dsub_rn(1.0, ::pow(beta2Value, double(t)))));
     s.decay = T(__dsub_rn(1.0, __dmul_rn(rate, weightDecayValue)));
     s.negStepSize = T(-stepSize);
+    s.skip = readSkip(foundInf);
     return true;
   }
 
   // in: param, grad, m, v; out: new_param, new_m, new_v.
   __device__ void apply(const Scalars &s, const T (&in)[4], T (&out)[3]) const {
+    if (s.skip) {
+      out[0] = in[0];
+      out[1] = in[2];
+      out[2] = in[3];
+      return;
+    }
     T x = in[0];
     T d = in[1];
     if (decoupled)
@@ -190,21 +221,26 @@ template <typename T> struct AdamUpdate {
 /// coming from `source`.
 template <typename T>
 SgdUpdate<T> makeSgdUpdate(LearningRate lr, const fluid_sgd_params &params,
-                           uint32_t source) {
-  return SgdUpdate<T>{lr, T(params.weight_decay), source};
+                           uint32_t source, const float *foundInf) {
+  return SgdUpdate<T>{lr, T(params.weight_decay), source, foundInf};
 }
 
 template <typename T>
 MomentumUpdate<T> makeMomentumUpdate(LearningRate lr,
                                      const fluid_momentum_params &params,
-                                     uint32_t source) {
-  return MomentumUpdate<T>{lr, T(params.momentum), T(params.weight_decay),
-                           params.nesterov != 0, source};
+                                     uint32_t source, const float *foundInf) {
+  return MomentumUpdate<T>{lr,
+                           T(params.momentum),
+                           T(params.weight_decay),
+                           params.nesterov != 0,
+                           source,
+                           foundInf};
 }
 
 template <typename T>
 AdamUpdate<T> makeAdamUpdate(LearningRate lr, const int64_t *step,
-                             const fluid_adam_params &params, uint32_t source) {
+                             const fluid_adam_params &params, uint32_t source,
+                             const float *foundInf) {
   const double beta1 = params.beta1, beta2 = params.beta2;
   return AdamUpdate<T>{lr,
                        step,
@@ -218,7 +254,8 @@ AdamUpdate<T> makeAdamUpdate(LearningRate lr, const int64_t *step,
                        T(1 - beta2),
                        T(params.epsilon),
                        params.decoupled != 0,
-                       source};
+                       source,
+                       foundInf};
 }
 
 //===----------------------------------------------------------------------===//
@@ -300,6 +337,20 @@ inline const int64_t *checkStep(const CheckedTensor &step) {
     fail(step.name + " has dtype " + cpu::dtypeName(step.dtype()) +
          "; expected i64");
   return step.data<int64_t>();
+}
+
+/// The skip flag's descriptor checks (null: no flag); its value is read on
+/// the device.
+inline const float *checkFoundInf(fluid_cuda_context *context,
+                                  const fluid_tensor *desc) {
+  if (!desc)
+    return nullptr;
+  CheckedTensor flag = checkTensor(context, desc, "found_inf");
+  cpu::requireRank(flag, 0);
+  if (flag.dtype() != FLUID_F32)
+    fail("found_inf has dtype " + cpu::dtypeName(flag.dtype()) +
+         "; expected f32");
+  return flag.data<float>();
 }
 
 } // namespace fluid::rt::cuda::optimizer

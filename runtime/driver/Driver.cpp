@@ -78,6 +78,18 @@ bool createParentFolders(const std::string &path) {
   return true;
 }
 
+/// The index of the program's rank-0 parameter `name` of `dtype`, or -1.
+int64_t findScalarParam(const ProgramView &program, const char *name,
+                        int32_t dtype) {
+  for (int64_t i = 0; i < program.numParams(); ++i) {
+    const fluid_program_value &value = program.param(i).value;
+    if (value.name && std::strcmp(value.name, name) == 0 &&
+        value.dtype == dtype && value.rank == 0)
+      return i;
+  }
+  return -1;
+}
+
 class TrainingRun {
 public:
   TrainingRun(std::string name, const Options &options,
@@ -86,6 +98,9 @@ public:
         host_(program) {
     if (!options_.tf32Given)
       options_.tf32 = program.info().tf32 != 0;
+    lossScaleParam_ = findScalarParam(program, "loss_scale", FLUID_F32);
+    skippedStepsParam_ =
+        findScalarParam(program, "loss_scale.skipped_steps", FLUID_I64);
   }
 
   void run();
@@ -131,6 +146,10 @@ private:
   AlignedBuffer evalImages_, evalLabels_, evalLogits_;
 
   std::vector<OpClassTime> profile_;
+
+  // Dynamic loss scaling's state (-1: the program has none), read at log
+  // points.
+  int64_t lossScaleParam_ = -1, skippedStepsParam_ = -1;
 };
 
 void TrainingRun::warn(const std::string &message) const {
@@ -382,14 +401,25 @@ void TrainingRun::logWindow(int64_t current, int64_t epoch) {
     return;
   double seconds =
       std::chrono::duration<double>(Clock::now() - windowStart_).count();
+  std::string scaling;
+  if (lossScaleParam_ >= 0 && skippedStepsParam_ >= 0) {
+    // Two scalars, at log points only: the steps never wait for them.
+    float scale = 0;
+    int64_t skipped = 0;
+    device_->download(&scale, params_[lossScaleParam_], sizeof(scale));
+    device_->download(&skipped, params_[skippedStepsParam_], sizeof(skipped));
+    scaling =
+        format("  loss scale %g  skipped %lld", static_cast<double>(scale),
+               static_cast<long long>(skipped));
+  }
   std::printf(
       "step %lld  epoch %lld  loss %.4f  lr %.5g  %.0f images/s  "
-      "peak %.1f MiB\n",
+      "peak %.1f MiB%s\n",
       static_cast<long long>(current + 1), static_cast<long long>(epoch),
       lossSum_ / static_cast<double>(lossCount_), records.back().learningRate,
       static_cast<double>(lossCount_ * program_.batch()) /
           std::max(seconds, 1e-9),
-      mebibytes(device_->memory().peakBytes));
+      mebibytes(device_->memory().peakBytes), scaling.c_str());
   std::fflush(stdout);
   lossSum_ = 0;
   lossCount_ = 0;

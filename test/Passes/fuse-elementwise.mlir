@@ -175,3 +175,31 @@ func.func @views(%x: tensor<2x3x4x4xf32>, %w: tensor<1x1x1x1xf32>) -> (tensor<3x
 
 // RUN: not fluid-opt %s --fluid-fuse-elementwise=max-buffers=1 -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: --fluid-fuse-elementwise: max-buffers must be at least 2, got 1
+
+// -----
+
+// Mixed precision: a widening cast of a 16-bit value (a convolution's
+// output) is a view, so both regions that read the wide value read the
+// bf16 one and widen it themselves (no f32 copy is ever written); the cast
+// back to bf16 (the next convolution's input) is the producer region's
+// last op, which rounds once.
+// CHECK-LABEL: func.func @widening_cast
+// CHECK-NOT: fluid.cast {{.*}}bf16> -> tensor<2x4x3x3xf32>
+// CHECK: %[[SUMS:.+]] = fluid.fusion ins(%arg0 : tensor<2x4x3x3xbf16>) -> (tensor<4xf32>)
+// CHECK: fluid.cast %{{.+}} : tensor<2x4x3x3xbf16> -> tensor<2x4x3x3xf32>
+// CHECK: fluid.reduce_sum
+// CHECK: %[[OUT:.+]] = fluid.fusion ins(%arg0, %[[SUMS]] : tensor<2x4x3x3xbf16>, tensor<4xf32>) -> (tensor<2x4x3x3xbf16>)
+// CHECK: fluid.cast %{{.+}} : tensor<2x4x3x3xbf16> -> tensor<2x4x3x3xf32>
+// CHECK: fluid.relu
+// CHECK: fluid.cast %{{.+}} : tensor<2x4x3x3xf32> -> tensor<2x4x3x3xbf16>
+// CHECK: return %[[OUT]]
+func.func @widening_cast(%y: tensor<2x4x3x3xbf16>) -> tensor<2x4x3x3xbf16> {
+  %x = fluid.cast %y : tensor<2x4x3x3xbf16> -> tensor<2x4x3x3xf32>
+  %m = fluid.mul %x, %x : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32> -> tensor<2x4x3x3xf32>
+  %s = fluid.reduce_sum %m {axes = array<i64: 0, 2, 3>} : tensor<2x4x3x3xf32> -> tensor<4xf32>
+  %r = fluid.reshape %s : tensor<4xf32> -> tensor<1x4x1x1xf32>
+  %a = fluid.sub %x, %r : tensor<2x4x3x3xf32>, tensor<1x4x1x1xf32> -> tensor<2x4x3x3xf32>
+  %z = fluid.relu %a : tensor<2x4x3x3xf32>
+  %b = fluid.cast %z : tensor<2x4x3x3xf32> -> tensor<2x4x3x3xbf16>
+  return %b : tensor<2x4x3x3xbf16>
+}

@@ -83,7 +83,7 @@ func.func @group(%g: memref<4xf32>, %lr: memref<f32>) {
   %b = fluid_rt.param_ref @b : memref<4xf32>
   %na = memref.alloc() : memref<4xf32>
   %nb = memref.alloc() : memref<4xf32>
-  fluid_rt.launch "sgd_group" ins(%a, %b, %g, %g, %lr : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<f32>) outs(%na, %nb : memref<4xf32>, memref<4xf32>) params {}
+  fluid_rt.launch "sgd_group" ins(%a, %b, %g, %g, %lr : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<f32>) outs(%na, %nb : memref<4xf32>, memref<4xf32>) params {operandSegmentSizes = array<i32: 2, 2, 1, 0>}
   %a_out = fluid_rt.param_ref @a : memref<4xf32>
   memref.copy %na, %a_out : memref<4xf32> to memref<4xf32>
   %wrong = fluid_rt.param_ref @a : memref<4xf32>

@@ -41,7 +41,8 @@ build/gpu-programs:
    cuBLAS's summation order moves some values across a rounding boundary,
    one unit in the last place: 2^-8 relative for bf16, and training
    carries that forward); and 2 epochs on cuda, test accuracy >= 85%
-   (fp16 without loss scaling: none exists yet).
+   (fp16 with dynamic loss scaling from 65536, fluid-compile's default,
+   whose scale and skipped steps the log shows).
 6. LeNet-5 compiled with --precision fp32 runs full f32 math by default:
    10 steps bitwise equal to the tf32 program run with --no-tf32 (the
    same program otherwise), and its stats report TF32 off; with --tf32 it
@@ -124,7 +125,8 @@ def main():
               "fusion-ops-cpu", "fusion-ops-cuda", "fusion-ops-cuda-unfused",
               "lenet5-cuda", "lenet5-cpu", "lenet5-cuda-bf16",
               "lenet5-cpu-bf16", "lenet5-cuda-fp16", "lenet5-cpu-fp16",
-              "lenet5-cuda-fp32",
+              "lenet5-cuda-fp32", "lenet5-cuda-fp16-overflow",
+              "lenet5-cpu-fp16-overflow",
               "train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
     missing = [n for n in needed if not os.path.exists(os.path.join(programs, n))]
     if missing:
@@ -309,6 +311,23 @@ def main():
     report(tf32_default is False and tf32_flag is True,
            "lenet5 --precision fp32 stats", "tf32 %s by default, %s with "
            "--tf32" % (tf32_default, tf32_flag))
+    # 7. fp16 loss scaling, every step overflowing.
+    scaling = {}
+    for backend in ("cuda", "cpu"):
+        text = run(p("lenet5-%s-fp16-overflow" % backend), lenet + [
+            "--steps", "4", "--save", o("lenet-overflow-%s.safetensors"
+                                        % backend)],
+            o("lenet5-%s-fp16-overflow.log" % backend))
+        scaling[backend] = re.findall(
+            r"^step (\d+) .*loss scale (\S+)  skipped (\d+)$", text, re.M)
+    want = [(str(k), "%g" % (3e38 / 2 ** k), str(k)) for k in range(1, 5)]
+    report(scaling["cuda"] == want and scaling["cpu"] == want,
+           "lenet5 fp16 forced overflow, skipped steps and scale",
+           "cuda %s, cpu %s, expected %s" % (scaling["cuda"], scaling["cpu"],
+                                             want))
+    compare(o("lenet-overflow-cpu.safetensors"),
+            o("lenet-overflow-cuda.safetensors"), 0,
+            "lenet5 fp16 forced overflow, cuda vs cpu checkpoint")
     print("compiled programs: %d failed" % failures)
     return 1 if failures else 0
 

@@ -2,7 +2,10 @@
 """Bad calls to the optimizer and math kernels (CpuOptimizerKernels.h)
 return a non-OK status with a message naming the entry point and the
 problem, never crash, and leave every buffer untouched (outputs, and the
-parameter of a would-be in-place update)."""
+parameter of a would-be in-place update). found_inf, the skip flag, is
+NULL except in the cases of a bad found_inf descriptor (of the dtype f64,
+i64 or f16, of rank 1 or 2, without data), whose value 0.0 would let the
+update write."""
 
 import importlib
 import os
@@ -27,27 +30,30 @@ def step(value=1, dtype=np.int64):
     return np.array(value, dtype=dtype)
 
 
-def sgd(param=None, grad=None, rate=None, out=None, weight_decay=0.0):
+def sgd(param=None, grad=None, rate=None, out=None, weight_decay=0.0,
+        found_inf=None):
     return (arr(2, 3) if param is None else param,
             arr(2, 3) if grad is None else grad,
             lr() if rate is None else rate,
+            found_inf,
             nan(2, 3) if out is None else out,
             optimizer.SgdParams(weight_decay))
 
 
 def momentum(velocity=None, new_velocity=None, momentum=0.9, nesterov=0,
-             weight_decay=0.0):
+             weight_decay=0.0, found_inf=None):
     return (arr(2, 3), arr(2, 3), arr(2, 3) if velocity is None else velocity,
-            lr(), nan(2, 3),
+            lr(), found_inf, nan(2, 3),
             nan(2, 3) if new_velocity is None else new_velocity,
             optimizer.MomentumParams(momentum, weight_decay, nesterov))
 
 
 def adam(v=None, new_m=None, rate=None, count=None, beta1=0.9, beta2=0.999,
-         epsilon=1e-8, weight_decay=0.0, decoupled=0):
+         epsilon=1e-8, weight_decay=0.0, decoupled=0, found_inf=None):
     return (arr(2, 3), arr(2, 3), arr(2, 3), arr(2, 3) if v is None else v,
             lr() if rate is None else rate,
             step() if count is None else count,
+            found_inf,
             nan(2, 3), nan(2, 3) if new_m is None else new_m, nan(2, 3),
             optimizer.AdamParams(beta1, beta2, epsilon, weight_decay,
                                  decoupled))
@@ -55,7 +61,16 @@ def adam(v=None, new_m=None, rate=None, count=None, beta1=0.9, beta2=0.999,
 
 def in_place_sgd_with_negative_lr():
     param = arr(2, 3)
-    return (param, arr(2, 3), lr(-0.1), param, optimizer.SgdParams(0.0))
+    return (param, arr(2, 3), lr(-0.1), None, param,
+            optimizer.SgdParams(0.0))
+
+
+def in_place_adam_with_found_inf(found_inf):
+    """An in-place adam update (which a valid flag of 0.0 would let run)
+    with a bad found_inf descriptor."""
+    param, m, v = arr(2, 3), arr(2, 3), np.abs(arr(2, 3))
+    return (param, arr(2, 3), m, v, lr(), step(), found_inf, param, m, v,
+            optimizer.AdamParams(0.9, 0.999, 1e-8, 0.0, 0))
 
 
 def mixed(*values, dtype=np.float32):
@@ -76,10 +91,10 @@ CASES = [
      sgd(param=arr(2, 3, dtype=np.float16), grad=arr(2, 3, dtype=np.float16),
          out=nan(2, 3, dtype=np.float16)),
      "param has dtype f16; the cpu kernels support f32 and f64", UNSUPPORTED),
-    ("sgd null params", "sgd", sgd()[:4] + (None,), "params is null",
+    ("sgd null params", "sgd", sgd()[:5] + (None,), "params is null",
      INVALID_ARGUMENT),
     ("sgd null gradient descriptor", "sgd",
-     (arr(2, 3), None, lr(), nan(2, 3), optimizer.SgdParams(0.0)),
+     (arr(2, 3), None, lr(), None, nan(2, 3), optimizer.SgdParams(0.0)),
      "grad descriptor is null", INVALID_ARGUMENT),
     ("sgd null new_param data", "sgd",
      sgd(out=desc(nan(2, 3), null_data=True)), "new_param data is null",
@@ -120,6 +135,33 @@ CASES = [
      INVALID_ARGUMENT),
     ("adam step of rank 1", "adam", adam(count=np.ones(1, dtype=np.int64)),
      "step must have rank 0, got shape [1]", INVALID_ARGUMENT),
+    # The skip flag found_inf (NULL, or a rank-0 f32 tensor). Its value is
+    # 0.0, which would let the update run and write the outputs.
+    ("sgd f64 found_inf", "sgd", sgd(found_inf=lr(0.0, dtype=np.float64)),
+     "found_inf has dtype f64; expected f32", INVALID_ARGUMENT),
+    ("sgd found_inf of rank 1", "sgd",
+     sgd(found_inf=np.zeros(1, dtype=np.float32)),
+     "found_inf must have rank 0, got shape [1]", INVALID_ARGUMENT),
+    ("momentum i64 found_inf", "momentum",
+     momentum(found_inf=step(0)),
+     "found_inf has dtype i64; expected f32", INVALID_ARGUMENT),
+    ("momentum found_inf of rank 2", "momentum",
+     momentum(found_inf=np.zeros((1, 1), dtype=np.float32)),
+     "found_inf must have rank 0, got shape [1,1]", INVALID_ARGUMENT),
+    ("adam f64 found_inf", "adam", adam(found_inf=lr(0.0, dtype=np.float64)),
+     "found_inf has dtype f64; expected f32", INVALID_ARGUMENT),
+    ("adam f16 found_inf", "adam",
+     adam(found_inf=lr(0.0, dtype=np.float16)),
+     "found_inf has dtype f16; expected f32", INVALID_ARGUMENT),
+    ("adam null found_inf data", "adam",
+     adam(found_inf=desc(lr(0.0), null_data=True)),
+     "found_inf data is null", INVALID_ARGUMENT),
+    ("adam in place with an f64 found_inf", "adam",
+     in_place_adam_with_found_inf(lr(0.0, dtype=np.float64)),
+     "found_inf has dtype f64; expected f32", INVALID_ARGUMENT),
+    ("adam in place with a found_inf of rank 1", "adam",
+     in_place_adam_with_found_inf(np.zeros(1, dtype=np.float32)),
+     "found_inf must have rank 0, got shape [1]", INVALID_ARGUMENT),
     # Hyper-parameters.
     ("sgd negative weight_decay", "sgd", sgd(weight_decay=-0.01),
      "weight_decay must be >= 0, got -0.01", INVALID_ARGUMENT),

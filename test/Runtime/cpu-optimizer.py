@@ -2,6 +2,10 @@
 """The optimizer update kernels (CpuOptimizerKernels.h) against torch.optim:
 five updates from the same parameters with the same gradients and learning
 rates, the parameters and the optimizer state compared after every update.
+Then the skip flag of dynamic loss scaling (found_inf, NULL above): 0.0
+and -0.0 give the bits of NULL exactly; a nonzero flag (1.0, NaN, inf, a
+subnormal) leaves every output bitwise equal to its input, in place and
+into distinct (prefilled) outputs, with finite and non-finite gradients.
 
 This file also holds the ctypes declarations of CpuOptimizerKernels.h,
 shared with cpu-math.py and cpu-optimizer-errors.py, which load it with
@@ -41,16 +45,20 @@ class AdamParams(api.Params):
 
 TENSOR = api.TENSOR
 SIGNATURES = {
-    "fluid_cpu_sgd": [TENSOR] * 4 + [ctypes.POINTER(SgdParams)],
-    "fluid_cpu_momentum": [TENSOR] * 6 + [ctypes.POINTER(MomentumParams)],
-    "fluid_cpu_adam": [TENSOR] * 9 + [ctypes.POINTER(AdamParams)],
-    # Grouped updates: the count, then arrays of descriptors (and lr, step).
-    "fluid_cpu_sgd_group": [api.I64] + [TENSOR] * 4 +
+    # The tensors, found_inf (NULL: no skip flag) among them.
+    "fluid_cpu_sgd": [TENSOR] * 5 + [ctypes.POINTER(SgdParams)],
+    "fluid_cpu_momentum": [TENSOR] * 7 + [ctypes.POINTER(MomentumParams)],
+    "fluid_cpu_adam": [TENSOR] * 10 + [ctypes.POINTER(AdamParams)],
+    # Grouped updates: the count, then arrays of descriptors (and lr, step,
+    # found_inf).
+    "fluid_cpu_sgd_group": [api.I64] + [TENSOR] * 5 +
                            [ctypes.POINTER(SgdParams)],
-    "fluid_cpu_momentum_group": [api.I64] + [TENSOR] * 6 +
+    "fluid_cpu_momentum_group": [api.I64] + [TENSOR] * 7 +
                                 [ctypes.POINTER(MomentumParams)],
-    "fluid_cpu_adam_group": [api.I64] + [TENSOR] * 9 +
+    "fluid_cpu_adam_group": [api.I64] + [TENSOR] * 10 +
                             [ctypes.POINTER(AdamParams)],
+    # count, grads, scale, new_grads, found_inf.
+    "fluid_cpu_unscale_grads": [api.I64] + [TENSOR] * 4,
     "fluid_cpu_select": [TENSOR] * 4,
     "fluid_cpu_cast": api.UNARY,
 }
@@ -138,15 +146,17 @@ def torch_updates(optimizer_class, kwargs, param, grads, lrs, state_names):
     return history
 
 
-def fluid_update(suite, rule, kwargs, values, grad, lr, step, outputs):
+def fluid_update(suite, rule, kwargs, values, grad, lr, step, outputs,
+                 found_inf=None):
     """One update by the kernel of `rule`, from values = [param, *state] into
-    outputs (which may be the same tensors)."""
+    outputs (which may be the same tensors); found_inf is the skip flag
+    (None: NULL, no flag)."""
     if rule == "sgd":
-        suite.kernels("fluid_cpu_sgd", values[0], grad, lr, outputs[0],
-                      SgdParams(kwargs.get("weight_decay", 0.0)))
+        suite.kernels("fluid_cpu_sgd", values[0], grad, lr, found_inf,
+                      outputs[0], SgdParams(kwargs.get("weight_decay", 0.0)))
     elif rule == "momentum":
         suite.kernels("fluid_cpu_momentum", values[0], grad, values[1], lr,
-                      outputs[0], outputs[1],
+                      found_inf, outputs[0], outputs[1],
                       MomentumParams(kwargs["momentum"],
                                      kwargs.get("weight_decay", 0.0),
                                      int(kwargs.get("nesterov", False))))
@@ -154,7 +164,8 @@ def fluid_update(suite, rule, kwargs, values, grad, lr, step, outputs):
         beta1, beta2 = kwargs.get("betas", (0.9, 0.999))
         step_tensor = torch.tensor(step, dtype=torch.int64)
         suite.kernels("fluid_cpu_adam", values[0], grad, values[1], values[2],
-                      lr, step_tensor, outputs[0], outputs[1], outputs[2],
+                      lr, step_tensor, found_inf, outputs[0], outputs[1],
+                      outputs[2],
                       AdamParams(beta1, beta2, kwargs.get("eps", 1e-8),
                                  kwargs.get("weight_decay", 0.0),
                                  int(rule == "adamw")))
@@ -191,6 +202,91 @@ def update_case(suite, config, dtype, lrs=None, lr_dtype=None, in_place=False,
                                            ["param"] + state_names):
                 expect_close(got, expected, f"{name} after step {step}")
             values = outputs
+    return body
+
+
+#===-----------------------------------------------------------------------===#
+# The skip flag (found_inf) of dynamic loss scaling
+#===-----------------------------------------------------------------------===#
+
+# found_inf values that let the update run (as NULL does): zeros of either
+# sign; and values that skip it: anything nonzero, NaN included (also the
+# smallest f32 subnormal, which is not zero either).
+RUNNING_FLAGS = [("0.0", 0.0), ("-0.0", -0.0)]
+SKIPPING_FLAGS = [("1.0", 1.0), ("NaN", float("nan")), ("inf", float("inf")),
+                  ("-2", -2.0), ("subnormal 1e-45", 1e-45)]
+# What distinct output buffers hold before a call, so that an output the
+# skipped update failed to write shows.
+GARBAGE = 12345.0
+
+
+def bits(t):
+    return t.numpy().tobytes()
+
+
+def flag(value):
+    """A rank-0 f32 found_inf tensor."""
+    return torch.tensor(value, dtype=torch.float32)
+
+
+def skip_case(suite, config, dtype, in_place):
+    """found_inf 0.0 (or -0.0) gives exactly the bits of found_inf NULL;
+    a nonzero found_inf leaves every output its input's bits (the
+    parameter and the state kept), also where the gradient holds inf and
+    NaN, the case found_inf exists for; the inputs and the flag are not
+    written. With distinct outputs, they start as GARBAGE."""
+    rule, _, kwargs = CONFIGS[config]
+
+    def body():
+        shape = (4, 7)
+        param = suite.randn(*shape, dtype=dtype)
+        param[0, 0] = -0.0  # the sign bit must survive a skipped update
+        # Adam's v is a running mean of squares: >= 0.
+        state = [suite.randn(*shape, dtype=dtype).abs() for _ in STATE[rule]]
+        grad = suite.randn(*shape, dtype=dtype)
+        bad_grad = grad.clone()
+        bad_grad[1, 2], bad_grad[3, 6] = float("inf"), float("nan")
+        lr = torch.tensor(0.1, dtype=dtype)
+        originals = [param] + state
+
+        def run(found_inf, gradient):
+            values = [t.clone() for t in originals]
+            if in_place:
+                outputs = values
+            else:
+                outputs = [torch.full(shape, GARBAGE, dtype=dtype)
+                           for _ in values]
+            fluid_update(suite, rule, kwargs, values, gradient.clone(), lr, 3,
+                         outputs, found_inf)
+            if not in_place:
+                for got, want in zip(values, originals):
+                    assert bits(got) == bits(want), "an input was written"
+            return outputs
+
+        names = ["param"] + STATE[rule]
+        plain = run(None, grad)
+        for name, got, before in zip(names, plain, originals):
+            assert bits(got) != bits(before), (
+                f"the update with found_inf NULL left {name} as it was")
+        for flag_name, value in RUNNING_FLAGS:
+            found_inf = flag(value)
+            got = run(found_inf, grad)
+            for name, a, b in zip(names, got, plain):
+                assert bits(a) == bits(b), (
+                    f"found_inf {flag_name}: {name} differs from the update "
+                    f"with found_inf NULL")
+            assert bits(found_inf) == bits(flag(value)), "found_inf written"
+        for flag_name, value in SKIPPING_FLAGS:
+            for gradient, what in [(grad, "finite"), (bad_grad, "non-finite")]:
+                found_inf = flag(value)
+                got = run(found_inf, gradient)
+                for name, a, b in zip(names, got, originals):
+                    assert bits(a) == bits(b), (
+                        f"found_inf {flag_name}, {what} gradient: {name} is "
+                        f"not its input's value: {a} vs {b}")
+                assert bits(found_inf) == bits(flag(value)), (
+                    "found_inf written")
+        return None
     return body
 
 
@@ -238,6 +334,13 @@ def main():
                            in_place=True, shape=()))
     suite.case("adam f64 parameter without elements",
                update_case(suite, "adam", torch.float64, shape=(0, 3)))
+    for dtype, dtype_name in api.FLOAT_DTYPES:
+        for config in ["sgd weight_decay", "momentum nesterov weight_decay",
+                       "adam weight_decay", "adamw weight_decay"]:
+            for in_place in [False, True]:
+                where = " in place" if in_place else ""
+                suite.case(f"{config} {dtype_name} found_inf{where}",
+                           skip_case(suite, config, dtype, in_place))
     suite.finish()
 
 

@@ -103,9 +103,10 @@ SIGNATURES = {
     "log_softmax_grad": [TENSOR] * 3 + [I64],
     "softmax_cross_entropy": [TENSOR] * 3 + [I32],
     "softmax_cross_entropy_grad": [TENSOR] * 4 + [I32],
-    "sgd": [TENSOR] * 4 + [ctypes.POINTER(SgdParams)],
-    "momentum": [TENSOR] * 6 + [ctypes.POINTER(MomentumParams)],
-    "adam": [TENSOR] * 9 + [ctypes.POINTER(AdamParams)],
+    # The optimizer updates' tensors, found_inf (NULL: no flag) among them.
+    "sgd": [TENSOR] * 5 + [ctypes.POINTER(SgdParams)],
+    "momentum": [TENSOR] * 7 + [ctypes.POINTER(MomentumParams)],
+    "adam": [TENSOR] * 10 + [ctypes.POINTER(AdamParams)],
 }
 
 # (rtol, atol relative to max(1, max |expected|)).

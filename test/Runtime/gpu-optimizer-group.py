@@ -24,7 +24,27 @@ and a site's first call inside capture are refused.
 
 A negative or NaN learning rate, or a step below 1, writes nothing (in
 place, every entry keeps its values) and fluid_cuda_check_errors reports
-it. Descriptor errors get the cpu group's messages.
+it. Descriptor errors get the cpu group's messages (found_inf's among
+them).
+
+Dynamic loss scaling. The skip flag found_inf (NULL above), in device
+memory, on groups of SHAPES: 0.0 and -0.0 give the bits of NULL and the
+cpu's result; 1.0, NaN, inf and a subnormal leave every output of every
+entry bitwise equal to its input and to the cpu's (with finite
+gradients, and with inf, -inf and NaN in them), in place and into
+distinct outputs prefilled with garbage. fluid_cuda_unscale_grads
+against fluid_cpu_unscale_grads: bit for bit except NaN's bits (the
+device's f32 NaN is the canonical one; NaN where the cpu has NaN), and
+found_inf (prefilled with 7.0), f32 and f64, scales 2^16, 3 and
+12345.678, in place and not, inf, -inf and NaN in later entries (one in
+a fourth chunk), site NULL, one entry of more chunks than blocks; one
+site called again on the same buffers (its cached table) sets found_inf
+after non-finite gradients and zeroes it after finite ones; unscale then
+the momentum or adamw group with the device flag, as a program runs
+them, skips exactly the non-finite steps; both captured in a CUDA graph
+and replayed over new gradients, found_inf follows each replay. Bad
+unscale calls get the cpu's messages (an f16 gradient: a message naming
+the entry and dtype on both; the wording and status differ).
 """
 
 import ctypes
@@ -70,7 +90,8 @@ CONFIGS = {
     "adamw": ("adam", AdamParams(0.9, 0.999, 1e-8, 0.01, 1)),
 }
 STATE = {"sgd": 0, "momentum": 1, "adam": 2}
-ARRAYS = {"sgd": 4, "momentum": 6, "adam": 9}
+# The tensor (and descriptor array) arguments, found_inf among them.
+ARRAYS = {"sgd": 5, "momentum": 7, "adam": 10}
 PARAMS_TYPE = {"sgd": SgdParams, "momentum": MomentumParams,
                "adam": AdamParams}
 
@@ -93,6 +114,12 @@ def declare_groups(lib):
         cuda = getattr(lib, f"fluid_cuda_{op}_group")
         cuda.restype = I32
         cuda.argtypes = [VOID_P, VOID_P, I64] + [TENSOR] * count + [params]
+    # count, grads, scale, new_grads, found_inf.
+    lib.fluid_cpu_unscale_grads.restype = I32
+    lib.fluid_cpu_unscale_grads.argtypes = [I64] + [TENSOR] * 4
+    lib.fluid_cuda_unscale_grads.restype = I32
+    lib.fluid_cuda_unscale_grads.argtypes = [VOID_P, VOID_P, I64] + \
+        [TENSOR] * 4
 
 
 def descriptors(tensors):
@@ -118,17 +145,20 @@ def single(t):
     return ctypes.byref(t.desc)
 
 
-def group_arguments(op, count, inputs, lr, step, outputs, params):
+def group_arguments(op, count, inputs, lr, step, outputs, params,
+                    found_inf=None):
     """inputs = [params, grads, *state], outputs = [new_params, *new_state]:
-    lists of tensors per array (or None)."""
+    lists of tensors per array (or None); found_inf the skip flag (None:
+    NULL)."""
     ins = [descriptors(a) for a in inputs]
     outs = [descriptors(a) for a in outputs]
     if op == "sgd":
-        middle = [ins[0], ins[1], single(lr), outs[0]]
+        middle = [ins[0], ins[1], single(lr), single(found_inf), outs[0]]
     elif op == "momentum":
-        middle = [ins[0], ins[1], ins[2], single(lr), outs[0], outs[1]]
+        middle = [ins[0], ins[1], ins[2], single(lr), single(found_inf),
+                  outs[0], outs[1]]
     else:
-        middle = ins + [single(lr), single(step)] + outs
+        middle = ins + [single(lr), single(step), single(found_inf)] + outs
     return [count] + middle + [params]
 
 
@@ -296,8 +326,8 @@ def adam_equals_single_case(h, dtype):
             assert status == OK, message
             for k in range(len(shapes)):
                 p, m, v = (t[k] for t in singles.tensors)
-                h.ctx("adam", p, grads[k], m, v, step.d_lr, step.d_step, p,
-                      m, v, params)
+                h.ctx("adam", p, grads[k], m, v, step.d_lr, step.d_step,
+                      None, p, m, v, params)
             step.free()
             for j, (a, b) in enumerate(zip(group.download(),
                                            singles.download())):
@@ -625,8 +655,9 @@ class BadCall:
                 device.upload(step, "aligned")
         inputs = [list(t) for t in tensors]
         return {"inputs": inputs, "outputs": [inputs[0]] + inputs[2:],
-                "lr": lr, "step": step, "count": self.count,
-                "params": self.params, "device": device is not None}
+                "lr": lr, "step": step, "found_inf": None,
+                "count": self.count, "params": self.params,
+                "device": device is not None}
 
     def spoiled(self, state, device):
         """A copy of `state` with every spoil applied."""
@@ -692,7 +723,7 @@ def all_dtype(dtype):
 
 def call_of(h, op, state, site):
     args = [state["count"], state["inputs"], state["lr"], state["step"],
-            state["outputs"], state["params"]]
+            state["outputs"], state["params"], state["found_inf"]]
     if state["device"]:
         return cuda_group(h, op, site, *args)
     return cpu_group(h.lib, op, *args)
@@ -786,6 +817,16 @@ def error_cases(h):
          "lr must have rank 0, got shape [1]"),
         ("step of dtype i32", "adam", [spoil("step", np.array(1, np.int32))],
          "step has dtype i32; expected i64"),
+        # Bad skip flags, of value 0.0 (which would let the update write).
+        ("found_inf of dtype f64", "sgd",
+         [spoil("found_inf", np.array(0.0))],
+         "found_inf has dtype f64; expected f32"),
+        ("found_inf of rank 1", "momentum",
+         [spoil("found_inf", np.zeros(1, np.float32))],
+         "found_inf must have rank 0, got shape [1]"),
+        ("found_inf of dtype i32", "adam",
+         [spoil("found_inf", np.array(0, np.int32))],
+         "found_inf has dtype i32; expected f32"),
     ]
     for name, op, spoils, fragment in cases:
         status = UNSUPPORTED if "f16" in name else INVALID_ARGUMENT
@@ -796,6 +837,632 @@ def error_cases(h):
            cuda_only_error_case(h, "momentum", [host_memory(1, 1, host)],
                                 "fluid_cuda_momentum_group: entry 1: grads[1] "
                                 "data"))
+
+    def host_flag(state, device):
+        state["found_inf"] = np.array(0.0, np.float32)
+    h.case("error sgd: found_inf in host memory",
+           cuda_only_error_case(h, "sgd", [host_flag],
+                                "fluid_cuda_sgd_group: found_inf data"))
+
+
+#===-----------------------------------------------------------------------===#
+# Dynamic loss scaling: the skip flag found_inf and fluid_cuda_unscale_grads
+#===-----------------------------------------------------------------------===#
+
+# found_inf values: (name, value, whether the update is skipped). None is
+# NULL; zeros of either sign let the update run; anything nonzero, NaN
+# included, skips it.
+FLAGS = [("NULL", None, False), ("0.0", 0.0, False), ("-0.0", -0.0, False),
+         ("1.0", 1.0, True), ("NaN", np.nan, True), ("inf", np.inf, True),
+         ("subnormal 1e-45", 1e-45, True)]
+# What distinct outputs hold before a call, so that an unwritten one shows.
+GARBAGE = 12345.0
+
+
+def plant_non_finite(grads, shapes):
+    """inf, -inf and NaN in later entries of the gradients (in place):
+    the last element of entry 3 (in its fourth chunk), entry 1's last and
+    entry 9's first; in a group of fewer entries, in the last entry's last
+    chunk and middle."""
+    planted = 0
+    for k, index, value in [(3, -1, np.inf), (1, -1, -np.inf),
+                            (9, 0, np.nan)]:
+        if k < len(shapes) and grads[k].size:
+            grads[k].flat[index] = value
+            planted += 1
+    if not planted:
+        grads[-1].flat[-1] = np.inf
+        grads[-1].flat[grads[-1].size // 2] = np.nan
+
+
+def skip_case(h, config, dtype, in_place):
+    """The group on the device with found_inf in device memory against the
+    cpu group with the same flag on the host, for each of FLAGS: a
+    skipped call leaves every output of every entry its input's bits
+    (with finite gradients, and with inf, -inf and NaN in them); 0.0 and
+    -0.0 give the bits of NULL on the device and the cpu's result
+    (bitwise for sgd and momentum, adam within tolerance); the flag is
+    not written."""
+    op, params = CONFIGS[config]
+
+    def body():
+        shapes = SHAPES
+        places = [place_of(k) for k in range(len(shapes))]
+        originals = random_group(h, op, shapes, dtype)
+        if op == "adam":  # a state that a copy and an update tell apart
+            originals[1:] = [[np.array(np.abs(h.randn(*s, dtype=dtype)))
+                              for s in shapes] for _ in originals[1:]]
+        site = new_site()
+        # Every call's gradients (before any planting): the same for all.
+        first = Step(h, shapes, dtype, 0.1, dtype, 3, places)
+        base_grads = first.grads
+        first.free()
+        plain = None
+        exact = True
+        for flag_name, value, skips in FLAGS:
+            host_flag = None if value is None else np.array(value, np.float32)
+            for poisoned in (False, True) if skips else (False,):
+                what = (f"found_inf {flag_name}"
+                        f"{', non-finite gradients' if poisoned else ''}")
+                step = Step(h, shapes, dtype, 0.1, dtype, 3, places)
+                step.grads = [g.copy() for g in base_grads]
+                if poisoned:
+                    plant_non_finite(step.grads, shapes)
+                device = DeviceGroup(h, originals, places)
+                grads = step.device_grads(device)
+                outputs = device.tensors if in_place else [
+                    [device.upload(np.full(s, GARBAGE, dtype), p)
+                     for s, p in zip(shapes, places)]
+                    for _ in device.tensors]
+                d_flag = None if host_flag is None else \
+                    h.upload(host_flag)
+                status, message = cuda_group(
+                    h, op, site, len(shapes),
+                    [device.tensors[0], grads] + device.tensors[1:],
+                    step.d_lr, step.d_step, outputs, params, d_flag)
+                assert status == OK, f"{what}: {message}"
+                host = [[a.copy() for a in tensor] for tensor in originals]
+                cpu_outputs = host if in_place else [
+                    [np.full(s, GARBAGE, dtype) for s in shapes]
+                    for _ in host]
+                status, message = cpu_group(
+                    h.lib, op, len(shapes), [host[0], step.grads] +
+                    host[1:], step.lr, step.step, cpu_outputs, params,
+                    host_flag)
+                assert status == OK, f"{what}: cpu: {message}"
+                got = [[t.download() for t in tensor]
+                       for tensor in outputs]
+                if skips:
+                    for want, name in [(originals, "its input's value"),
+                                       (cpu_outputs, "the cpu's")]:
+                        for j, (g, w) in enumerate(zip(got, want)):
+                            for k in range(len(shapes)):
+                                assert harness.bitwise_equal(g[k], w[k]), (
+                                    f"{what}: tensor {j} of entry {k} is "
+                                    f"not {name}")
+                else:
+                    exact = compare_groups(got, cpu_outputs, op,
+                                           what) and exact
+                    if plain is None:
+                        plain = got
+                    for j, (g, w) in enumerate(zip(got, plain)):
+                        for k in range(len(shapes)):
+                            assert harness.bitwise_equal(g[k], w[k]), (
+                                f"{what}: tensor {j} of entry {k} "
+                                f"differs from found_inf NULL's")
+                if not in_place:
+                    for j, (tensor, want) in enumerate(
+                            zip(device.tensors, originals)):
+                        for k in range(len(shapes)):
+                            assert harness.bitwise_equal(
+                                tensor[k].download(), want[k]), (
+                                f"{what}: input {j} of entry {k} was "
+                                "written")
+                if d_flag is not None:
+                    assert harness.bitwise_equal(d_flag.download(),
+                                                 host_flag), \
+                        f"{what}: found_inf was written"
+                    d_flag.free()
+                step.free()
+                device.free()
+        h.expect_no_device_error()
+        return "skips bitwise; updates " + (
+            "bitwise equal" if exact else "within tolerance")
+    return body
+
+
+def cpu_unscale(lib, grads, scale, new_grads, found_inf):
+    status = lib.fluid_cpu_unscale_grads(len(grads), descriptors(grads),
+                                         single(scale), descriptors(new_grads),
+                                         single(found_inf))
+    return status, fluidcuda.last_error(lib)
+
+
+def cuda_unscale(h, site, count, grads, scale, new_grads, found_inf):
+    status = h.lib.fluid_cuda_unscale_grads(
+        h.ctx.handle, site, count, descriptors(grads), single(scale),
+        descriptors(new_grads), single(found_inf))
+    return status, fluidcuda.last_error(h.lib)
+
+
+def scaled(h, shapes, dtype, scale):
+    """Gradients of a loss multiplied by `scale` (host arrays)."""
+    return [np.array(h.randn(*s, dtype=dtype) * dtype(scale), dtype)
+            for s in shapes]
+
+
+def overwrite(h, tensor, array):
+    """Copies `array` into the device buffer of `tensor` (same address)."""
+    h.ctx.check(h.lib.fluid_cuda_copy_to_device(
+        h.ctx.handle, tensor.pointer, np.ascontiguousarray(array).ctypes.data,
+        tensor.nbytes))
+
+
+def expect_unscaled(got, want, what):
+    """Bit for bit, except the bits of NaN: NaN where the cpu has NaN (the
+    device's f32 arithmetic returns the canonical NaN, the cpu's keeps
+    the input NaN's bits)."""
+    for k, (g, w) in enumerate(zip(got, want)):
+        nan = np.isnan(w)
+        if not np.array_equal(np.isnan(g), nan):
+            raise AssertionError(f"{what}: entry {k}: NaN at "
+                                 f"{np.flatnonzero(np.isnan(g))}, the cpu's "
+                                 f"at {np.flatnonzero(nan)}")
+        if not harness.bitwise_equal(g[~nan], w[~nan]):
+            bad = np.flatnonzero((g != w) & ~nan)
+            first = bad[0] if bad.size else 0
+            raise AssertionError(
+                f"{what}: entry {k}: {bad.size} elements differ from the "
+                f"cpu's, the first at {first}: {g.ravel()[first]!r} vs "
+                f"{w.ravel()[first]!r}")
+
+
+def unscale_case(h, dtype, scale, in_place, poisoned, shapes=SHAPES,
+                 site="new"):
+    """fluid_cuda_unscale_grads against fluid_cpu_unscale_grads, bit for
+    bit, and found_inf (prefilled with 7.0 on both, so that it must be
+    written): entries aligned and unaligned, around the chunk size;
+    poisoned: inf, -inf and NaN planted in later entries."""
+    def body():
+        places = [place_of(k) for k in range(len(shapes))]
+        grads = scaled(h, shapes, dtype, scale)
+        if poisoned:
+            plant_non_finite(grads, shapes)
+        scale_array = np.array(scale, np.float32)
+        want = [g.copy() for g in grads]
+        want_flag = np.array(7.0, np.float32)
+        status, message = cpu_unscale(h.lib, want, scale_array, want,
+                                      want_flag)
+        assert status == OK, message
+        assert want_flag == (1.0 if poisoned else 0.0), want_flag
+        device = DeviceGroup(h, [grads], places)
+        inputs = device.tensors[0]
+        outputs = inputs if in_place else [
+            device.upload(np.full(s, GARBAGE, dtype), p)
+            for s, p in zip(shapes, places)]
+        d_scale, d_flag = h.upload(scale_array), h.upload(
+            np.array(7.0, np.float32))
+        status, message = cuda_unscale(
+            h, new_site() if site == "new" else None, len(shapes), inputs,
+            d_scale, outputs, d_flag)
+        assert status == OK, message
+        expect_unscaled([t.download() for t in outputs], want, "new_grads")
+        if not in_place:
+            for k, (t, g) in enumerate(zip(inputs, grads)):
+                assert harness.bitwise_equal(t.download(), g), \
+                    f"grads[{k}] was written"
+        flag = d_flag.download()
+        assert harness.bitwise_equal(flag, want_flag), (
+            f"found_inf {flag} (the cpu's {want_flag})")
+        h.expect_no_device_error()
+        for t in (d_scale, d_flag):
+            t.free()
+        device.free()
+        return f"bitwise equal, found_inf {float(flag)}"
+    return body
+
+
+def unscale_repeated_case(h, dtype):
+    """One site called again on the same buffers (its cached table), in
+    place, with new gradients each time: found_inf follows each call's
+    data (the kernel zeroes it on every call), 1.0 after inf or NaN and
+    back to 0.0 after finite gradients; each call bitwise equal to the
+    cpu's."""
+    def body():
+        shapes = SHAPES
+        places = [place_of(k) for k in range(len(shapes))]
+        scale = np.array(1000.0, np.float32)
+        device = DeviceGroup(h, [scaled(h, shapes, dtype, 1000.0)], places)
+        d_scale, d_flag = h.upload(scale), h.upload(np.array(0, np.float32))
+        site = new_site()
+        flags = []
+        for number, poisoned in enumerate([True, False, False, True, False,
+                                           True, True, False]):
+            grads = scaled(h, shapes, dtype, 1000.0)
+            if poisoned:
+                plant_non_finite(grads, shapes)
+            for t, g in zip(device.tensors[0], grads):
+                overwrite(h, t, g)
+            want_flag = np.array(7.0, np.float32)
+            status, message = cpu_unscale(h.lib, grads, scale, grads,
+                                          want_flag)
+            assert status == OK, message
+            status, message = cuda_unscale(h, site, len(shapes),
+                                           device.tensors[0], d_scale,
+                                           device.tensors[0], d_flag)
+            assert status == OK, message
+            expect_unscaled([t.download() for t in device.tensors[0]], grads,
+                            f"call {number}")
+            flag = d_flag.download()
+            assert harness.bitwise_equal(flag, want_flag), (
+                f"call {number} ({'non-' if poisoned else ''}finite): "
+                f"found_inf {flag}, the cpu's {want_flag}")
+            flags.append(float(flag))
+        h.expect_no_device_error()
+        for t in (d_scale, d_flag):
+            t.free()
+        device.free()
+        return f"found_inf {flags}"
+    return body
+
+
+def unscale_then_update_case(h, op_config, dtype):
+    """Dynamic loss scaling as a compiled program runs it: unscale in
+    place on the device (found_inf stays in device memory), then the
+    group update in place with that found_inf, the same two sites each
+    step; the cpu does the same with its own flag. A step with inf or NaN
+    in the gradients leaves every parameter and state as it was."""
+    op, params = CONFIGS[op_config]
+
+    def body():
+        shapes = SHAPES[:7]
+        places = [place_of(k) for k in range(len(shapes))]
+        host = random_group(h, op, shapes, dtype)
+        device = DeviceGroup(h, host, places)
+        scale = np.array(65536.0 * 3, np.float32)
+        d_scale = h.upload(scale)
+        d_flag = h.upload(np.array(7.0, np.float32))
+        unscale_site, update_site = new_site(), new_site()
+        skipped = 0
+        for number, poisoned in enumerate([False, True, False, True, False],
+                                          start=1):
+            step = Step(h, shapes, dtype, 0.05, dtype, number, places)
+            step.grads = scaled(h, shapes, dtype, float(scale))
+            if poisoned:
+                plant_non_finite(step.grads, shapes)
+            grads = step.device_grads(device)
+            before = device.download()
+            status, message = cuda_unscale(h, unscale_site, len(shapes),
+                                           grads, d_scale, grads, d_flag)
+            assert status == OK, message
+            t = device.tensors
+            status, message = cuda_group(h, op, update_site, len(shapes),
+                                         [t[0], grads] + t[1:], step.d_lr,
+                                         step.d_step, t, params, d_flag)
+            assert status == OK, message
+            host_flag = np.array(7.0, np.float32)
+            status, message = cpu_unscale(h.lib, step.grads, scale,
+                                          step.grads, host_flag)
+            assert status == OK, message
+            status, message = cpu_group(h.lib, op, len(shapes),
+                                        [host[0], step.grads] + host[1:],
+                                        step.lr, step.step, host, params,
+                                        host_flag)
+            assert status == OK, message
+            assert harness.bitwise_equal(d_flag.download(), host_flag), (
+                f"step {number}: found_inf {d_flag.download()}, the cpu's "
+                f"{host_flag}")
+            got = device.download()
+            if poisoned:
+                skipped += 1
+                for j, (g, w) in enumerate(zip(got, before)):
+                    for k in range(len(shapes)):
+                        assert harness.bitwise_equal(g[k], w[k]), (
+                            f"step {number}: tensor {j} of entry {k} was "
+                            "updated despite found_inf")
+            compare_groups(got, host, op, f"step {number}")
+            step.free()
+        h.expect_no_device_error()
+        for t in (d_scale, d_flag):
+            t.free()
+        device.free()
+        return f"{skipped} of 5 steps skipped"
+    return body
+
+
+def unscale_capture_case(h):
+    """unscale and the momentum group (with its found_inf) captured in one
+    CUDA graph, replayed over new gradients copied into the same buffers:
+    each replay zeroes found_inf again (a finite replay after a
+    non-finite one updates), and matches the cpu."""
+    _, params = CONFIGS["momentum weight_decay"]
+
+    def body():
+        shapes = [(CHUNK + 5,), (64,), (3, 7), ()]
+        places = ["aligned", "unaligned", "aligned", "aligned"]
+        host = random_group(h, "momentum", shapes, np.float32)
+        device = DeviceGroup(h, host, places)
+        scale = np.array(1024.0 * 3, np.float32)
+        d_scale = h.upload(scale)
+        d_flag = h.upload(np.array(0.0, np.float32))
+        step = Step(h, shapes, np.float32, 0.1, np.float32, 1, places)
+        grads = step.device_grads(device)
+        unscale_site, update_site = new_site(), new_site()
+        t = device.tensors
+
+        def calls():
+            status, message = cuda_unscale(h, unscale_site, len(shapes),
+                                           grads, d_scale, grads, d_flag)
+            assert status == OK, message
+            status, message = cuda_group(h, "momentum", update_site,
+                                         len(shapes), [t[0], grads, t[1]],
+                                         step.d_lr, None, t, params, d_flag)
+            assert status == OK, message
+
+        def cpu_step_of(host_grads):
+            host_flag = np.array(7.0, np.float32)
+            status, message = cpu_unscale(h.lib, host_grads, scale,
+                                          host_grads, host_flag)
+            assert status == OK, message
+            status, message = cpu_group(h.lib, "momentum", len(shapes),
+                                        [host[0], host_grads, host[1]],
+                                        step.lr, None, host, params,
+                                        host_flag)
+            assert status == OK, message
+            return host_flag
+
+        # The sites' first calls, outside capture (a finite step).
+        fresh = scaled(h, shapes, np.float32, float(scale))
+        for d, g in zip(grads, fresh):
+            overwrite(h, d, g)
+        calls()
+        cpu_step_of(fresh)
+        compare_groups(device.download(), host, "momentum", "first call")
+        with Capture(h) as graph:
+            calls()
+        flags = []
+        for number, poisoned in enumerate([True, False, True, True, False]):
+            fresh = scaled(h, shapes, np.float32, float(scale))
+            if poisoned:
+                fresh[0].flat[CHUNK + 2] = np.nan
+            for d, g in zip(grads, fresh):
+                overwrite(h, d, g)
+            before = device.download()
+            graph.launch()
+            host_flag = cpu_step_of(fresh)
+            flag = d_flag.download()
+            assert harness.bitwise_equal(flag, host_flag), (
+                f"replay {number}: found_inf {flag}, the cpu's {host_flag}")
+            got = device.download()
+            if poisoned:
+                for j, (g, w) in enumerate(zip(got, before)):
+                    for k in range(len(shapes)):
+                        assert harness.bitwise_equal(g[k], w[k]), (
+                            f"replay {number}: tensor {j} of entry {k} was "
+                            "updated despite found_inf")
+            compare_groups(got, host, "momentum", f"replay {number}")
+            flags.append(float(flag))
+        graph.destroy()
+        step.free()
+        for x in (d_scale, d_flag):
+            x.free()
+        device.free()
+        h.expect_no_device_error()
+        return f"found_inf per replay {flags}"
+    return body
+
+
+UNSCALE_SHAPE = [(4, 6), (5,), (), (3, 2, 2)]
+
+
+def unscale_state(h, device):
+    """A valid unscale call's arguments over f32 UNSCALE_SHAPE entries into
+    distinct outputs (prefilled), on the host or uploaded via `device`."""
+    rng = np.random.default_rng(31)
+    grads = [np.array(rng.standard_normal(s) * 3000.0, np.float32)
+             for s in UNSCALE_SHAPE]
+    outputs = [np.full(s, GARBAGE, np.float32) for s in UNSCALE_SHAPE]
+    scale, flag = np.array(3000.0, np.float32), np.array(7.0, np.float32)
+    if device is not None:
+        grads = [device.upload(a, "aligned") for a in grads]
+        outputs = [device.upload(a, "aligned") for a in outputs]
+        scale, flag = device.upload(scale, "aligned"), \
+            device.upload(flag, "aligned")
+    return {"count": len(UNSCALE_SHAPE), "grads": grads,
+            "new_grads": outputs, "scale": scale, "found_inf": flag}
+
+
+def unscale_spoil(key, value):
+    """state[key] = value (a NumPy array uploaded for the device call)."""
+    def fn(state, device):
+        state[key] = device.upload(value, "aligned") \
+            if device is not None and isinstance(value, np.ndarray) else value
+    return fn
+
+
+def unscale_entry(key, k, array):
+    """state[key][k] = array (uploaded for the device call)."""
+    def fn(state, device):
+        state[key] = list(state[key])
+        state[key][k] = array if device is None else \
+            device.upload(array, "aligned")
+    return fn
+
+
+def unscale_all_dtype(dtype):
+    def fn(state, device):
+        for key in ("grads", "new_grads"):
+            values = [a if device is None else a.download()
+                      for a in state[key]]
+            values = [v.astype(dtype) for v in values]
+            state[key] = values if device is None else \
+                [device.upload(v, "aligned") for v in values]
+    return fn
+
+
+def unscale_same_error_case(h, spoil_fn, fragment):
+    """fluid_cpu_unscale_grads and fluid_cuda_unscale_grads refuse the
+    call with the same status and message (cuda's entry point), writing
+    nothing; on the device with a fresh site and with a site whose table
+    a valid call of the same buffers cached just before."""
+    def body():
+        state = unscale_state(h, None)
+        spoil_fn(state, None)
+        cpu_status, cpu_message = cpu_unscale_state(h, state)
+        assert cpu_status == INVALID_ARGUMENT, \
+            f"cpu: {cpu_status} {cpu_message!r}"
+        assert cpu_message == f"fluid_cpu_unscale_grads: {fragment}", \
+            cpu_message
+        for cached in (False, True):
+            device = DeviceGroup(h, [], [])
+            clean = unscale_state(h, device)
+            site = new_site()
+            if cached:
+                status, message = cuda_unscale_state(h, site, clean)
+                assert status == OK, message
+            spoiled = dict(clean)
+            spoil_fn(spoiled, device)
+            buffers = [t for key in ("grads", "new_grads")
+                       for t in (spoiled[key] or [])
+                       if isinstance(t, fluidcuda.DeviceTensor)]
+            buffers += [spoiled[key] for key in ("scale", "found_inf")
+                        if isinstance(spoiled[key], fluidcuda.DeviceTensor)]
+            before = [t.download() for t in buffers]
+            status, message = cuda_unscale_state(h, site, spoiled)
+            if status != cpu_status or \
+                    message != harness.cuda_message(cpu_message):
+                raise AssertionError(
+                    f"cuda ({'cached' if cached else 'fresh'} site): "
+                    f"{status} {message!r}; cpu: {cpu_status} "
+                    f"{cpu_message!r}")
+            for t, old in zip(buffers, before):
+                assert harness.bitwise_equal(t.download(), old), \
+                    "a buffer was written"
+            device.free()
+        h.expect_no_device_error()
+        return harness.cuda_message(cpu_message)
+    return body
+
+
+def cpu_unscale_state(h, state):
+    grads, new_grads = state["grads"], state["new_grads"]
+    status = h.lib.fluid_cpu_unscale_grads(
+        state["count"], descriptors(grads), single(state["scale"]),
+        descriptors(new_grads), single(state["found_inf"]))
+    return status, fluidcuda.last_error(h.lib)
+
+
+def cuda_unscale_state(h, site, state):
+    return cuda_unscale(h, site, state["count"], state["grads"],
+                        state["scale"], state["new_grads"],
+                        state["found_inf"])
+
+
+def unscale_error_cases(h):
+    f32 = np.float32
+    cases = [
+        ("count 0", unscale_spoil("count", 0), "count must be >= 1, got 0"),
+        ("null grads array", unscale_spoil("grads", None),
+         "grads array is null"),
+        ("null new_grads array", unscale_spoil("new_grads", None),
+         "new_grads array is null"),
+        ("grads of entry 2 of dtype f64",
+         unscale_entry("grads", 2, np.ones((), np.float64)),
+         "entry 2: grads[2] has dtype f64 but grads[0] has f32"),
+        ("new_grads of entry 1 of dtype f64",
+         unscale_entry("new_grads", 1, np.ones(5, np.float64)),
+         "entry 1: new_grads[1] has dtype f64 but grads[1] has f32"),
+        ("new_grads of entry 3 of another shape",
+         unscale_entry("new_grads", 3, np.ones((3, 4), f32)),
+         "entry 3: new_grads[3] shape [3,4] does not match expected "
+         "[3,2,2]"),
+        ("f64 scale", unscale_spoil("scale", np.array(3000.0)),
+         "scale has dtype f64; expected f32"),
+        ("scale of rank 1", unscale_spoil("scale", np.ones(1, f32)),
+         "scale must have rank 0, got shape [1]"),
+        ("null scale", unscale_spoil("scale", None),
+         "scale descriptor is null"),
+        ("f64 found_inf", unscale_spoil("found_inf", np.array(7.0)),
+         "found_inf has dtype f64; expected f32"),
+        ("found_inf of rank 1",
+         unscale_spoil("found_inf", np.full(1, 7.0, f32)),
+         "found_inf must have rank 0, got shape [1]"),
+        ("null found_inf", unscale_spoil("found_inf", None),
+         "found_inf descriptor is null"),
+    ]
+    for name, fn, fragment in cases:
+        h.case(f"error unscale: {name}",
+               unscale_same_error_case(h, fn, fragment))
+
+    def f16_gradients():
+        """Refused on both, naming the entry and the dtype (the cpu says
+        "expected f32 or f64", the cuda kernels their own wording)."""
+        state = unscale_state(h, None)
+        unscale_all_dtype(np.float16)(state, None)
+        cpu_status, cpu_message = cpu_unscale_state(h, state)
+        device = DeviceGroup(h, [], [])
+        spoiled = unscale_state(h, device)
+        unscale_all_dtype(np.float16)(spoiled, device)
+        status, message = cuda_unscale_state(h, new_site(), spoiled)
+        device.free()
+        for who, got_status, text, entry in [
+                ("cpu", cpu_status, cpu_message, "fluid_cpu"),
+                ("cuda", status, message, "fluid_cuda")]:
+            assert got_status != OK, f"{who} accepted f16 gradients"
+            fragment = (f"{entry}_unscale_grads: entry 0: grads[0] has "
+                        "dtype f16")
+            assert text.startswith(fragment), f"{who}: {text!r}"
+        return f"cpu {cpu_status} {cpu_message!r}; cuda {status} {message!r}"
+
+    def host_flag():
+        device = DeviceGroup(h, [], [])
+        state = unscale_state(h, device)
+        state["found_inf"] = np.array(7.0, np.float32)
+        status, message = cuda_unscale_state(h, new_site(), state)
+        device.free()
+        assert status == INVALID_ARGUMENT, f"status {status}: {message!r}"
+        fragment = "fluid_cuda_unscale_grads: found_inf data"
+        assert message.startswith(fragment), message
+        return message
+
+    h.case("error unscale: f16 gradients", f16_gradients)
+    h.case("error unscale: found_inf in host memory", host_flag)
+
+
+def loss_scaling_cases(h):
+    for mode, dtype in harness.FLOATS:
+        for config in ["sgd weight_decay", "momentum nesterov weight_decay",
+                       "adam weight_decay", "adamw"]:
+            h.case(f"{config} {mode} found_inf in place",
+                   skip_case(h, config, dtype, True))
+            h.case(f"{config} {mode} found_inf",
+                   skip_case(h, config, dtype, False))
+        for scale in [65536.0, 3.0, 12345.678]:
+            h.case(f"unscale {mode} scale {scale}",
+                   unscale_case(h, dtype, scale, False, False))
+            h.case(f"unscale {mode} scale {scale} in place",
+                   unscale_case(h, dtype, scale, True, False))
+        h.case(f"unscale {mode} inf, -inf and NaN set found_inf",
+               unscale_case(h, dtype, 1000.0, False, True))
+        h.case(f"unscale {mode} inf, -inf and NaN set found_inf in place",
+               unscale_case(h, dtype, 1000.0, True, True))
+        h.case(f"unscale {mode} repeated calls of one site",
+               unscale_repeated_case(h, dtype))
+        h.case(f"unscale then momentum {mode}",
+               unscale_then_update_case(h, "momentum weight_decay", dtype))
+        h.case(f"unscale then adamw {mode}",
+               unscale_then_update_case(h, "adamw", dtype))
+    h.case("unscale f32 site NULL",
+           unscale_case(h, np.float32, 3.0, True, True, site=None))
+    h.case("unscale f32 only entries without elements",
+           unscale_case(h, np.float32, 3.0, False, False,
+                        shapes=[(0,), (3, 0)]))
+    h.case("unscale f64 one entry of more chunks than blocks",
+           unscale_case(h, np.float64, 3.0, True, True,
+                        shapes=[(8 * 160 * CHUNK + 3,)]))
+    h.case("capture: unscale and momentum with found_inf, replayed",
+           unscale_capture_case(h))
+    unscale_error_cases(h)
 
 
 def main():
@@ -837,6 +1504,7 @@ def main():
     h.case("adam step 0 is reported, nothing written",
            bad_value_case(h, "adam", 0.1, 0, "step is 0"))
     error_cases(h)
+    loss_scaling_cases(h)
     h.finish()
 
 

@@ -12,7 +12,14 @@ them.
 lr and step live in device memory and are read by the kernel; a negative
 or NaN learning rate or a step below 1 cannot fail the call: the update
 writes nothing and fluid_cuda_check_errors reports the value with the cpu
-backend's message. Descriptor errors get the cpu's messages at once.
+backend's message. Descriptor errors get the cpu's messages at once
+(found_inf's among them).
+
+The skip flag found_inf (NULL in the updates above) lives in device
+memory: 0.0 and -0.0 give the bits of NULL (and the cpu's); 1.0, NaN, inf,
+-2 and a subnormal leave every output bitwise equal to its input, as on
+the cpu, with finite gradients and with inf and NaN in them, in place and
+into distinct outputs (prefilled with garbage), aligned and unaligned.
 
 The kernels round operation by operation as the cpu does (explicit fused
 multiply-adds only where it has them), so sgd and momentum are expected
@@ -52,13 +59,17 @@ CONFIGS = {
 LRS = [0.1, 0.05, 0.0, 0.3, 0.01]
 
 
-def call_arguments(op, param, grad, state, lr, step, outputs, params):
-    """The argument list of fluid_*_<op> from its pieces."""
+def call_arguments(op, param, grad, state, lr, step, outputs, params,
+                   found_inf=None):
+    """The argument list of fluid_*_<op> from its pieces (found_inf: the
+    skip flag, None for NULL)."""
     if op == "sgd":
-        return [param, grad, lr, outputs[0], params]
+        return [param, grad, lr, found_inf, outputs[0], params]
     if op == "momentum":
-        return [param, grad, state[0], lr, outputs[0], outputs[1], params]
-    return [param, grad, state[0], state[1], lr, step, *outputs, params]
+        return [param, grad, state[0], lr, found_inf, outputs[0], outputs[1],
+                params]
+    return [param, grad, state[0], state[1], lr, step, found_inf, *outputs,
+            params]
 
 
 def update_case(h, config, dtype, lr_dtype, shape, in_place, unaligned=False):
@@ -157,6 +168,118 @@ def bad_value_case(h, op, lr_value, step_value, fragment):
     return body
 
 
+# found_inf values: (name, value, whether the update is skipped). None is
+# NULL (no flag); zeros of either sign let the update run; anything
+# nonzero, NaN included, skips it.
+FLAGS = [("NULL", None, False), ("0.0", 0.0, False), ("-0.0", -0.0, False),
+         ("1.0", 1.0, True), ("NaN", np.nan, True), ("inf", np.inf, True),
+         ("-2", -2.0, True), ("subnormal 1e-45", 1e-45, True)]
+# What distinct outputs hold before a call, so that an unwritten one shows.
+GARBAGE = 12345.0
+
+
+def skip_case(h, config, dtype, shape, unaligned):
+    """fluid_cuda_<op> with found_inf in device memory against
+    fluid_cpu_<op> with the same flag on the host: a nonzero flag (with
+    finite gradients, and with inf and NaN in them) leaves every output
+    its input's bits on both; 0.0 and -0.0 give the bits of NULL on the
+    device, and the cpu's (bitwise for sgd and momentum, within tolerance
+    for adam); in place and into distinct outputs prefilled with garbage;
+    the flag is not written."""
+    op, params, state_names = CONFIGS[config]
+
+    def body():
+        param = h.randn(*shape, dtype=dtype)
+        param.flat[0] = -0.0  # a sign bit the copy must keep
+        # np.array keeps rank 0 an array; Adam's v is >= 0.
+        state = [np.array(np.abs(h.randn(*shape, dtype=dtype)))
+                 for _ in state_names]
+        grad = h.randn(*shape, dtype=dtype)
+        bad_grad = grad.copy()
+        bad_grad.flat[0] = np.inf
+        bad_grad.flat[-1] = np.nan if grad.size > 1 else np.inf
+        lr, step = np.array(0.1, dtype), np.array(3, np.int64)
+        names = ["param"] + state_names
+        originals = [param] + state
+        plain = {}
+        exact = True
+
+        def upload(array):
+            if unaligned:
+                return harness.unaligned_upload(h, array)
+            t = h.upload(array)
+            return t, t
+
+        for flag_name, value, skips in FLAGS:
+            host_flag = None if value is None else np.array(value, np.float32)
+            for gradient in (grad, bad_grad) if skips else (grad,):
+                for in_place in (False, True):
+                    what = (f"found_inf {flag_name}, "
+                            f"{'non-' if gradient is bad_grad else ''}finite "
+                            f"gradient{', in place' if in_place else ''}")
+                    values = [a.copy() for a in originals]
+                    outputs = values if in_place else [
+                        np.full(shape, GARBAGE, dtype) for _ in values]
+                    harness.fluidcuda.cpu(h.lib, op, *call_arguments(
+                        op, values[0], gradient, values[1:], lr, step,
+                        outputs, params, host_flag))
+                    device = [upload(a) for a in originals]
+                    if not in_place:
+                        device += [upload(np.full(shape, GARBAGE, dtype))
+                                   for _ in originals]
+                    views = [v for v, _ in device]
+                    d_values = views[:len(originals)]
+                    d_outputs = d_values if in_place else \
+                        views[len(originals):]
+                    d_grad, d_lr, d_step = (h.upload(a)
+                                            for a in (gradient, lr, step))
+                    d_flag = None if host_flag is None else h.upload(host_flag)
+                    h.ctx(op, *call_arguments(op, d_values[0], d_grad,
+                                              d_values[1:], d_lr, d_step,
+                                              d_outputs, params, d_flag))
+                    got = [t.download() for t in d_outputs]
+                    if d_flag is not None:
+                        assert harness.bitwise_equal(d_flag.download(),
+                                                     host_flag), \
+                            f"{what}: found_inf was written"
+                    if not in_place:
+                        for name, t, want in zip(names, d_values, originals):
+                            assert harness.bitwise_equal(t.download(), want), \
+                                f"{what}: input {name} was written"
+                    for name, g, c, original in zip(names, got, outputs,
+                                                    originals):
+                        if skips:
+                            assert harness.bitwise_equal(g, original), (
+                                f"{what}: {name} is not its input's value")
+                            assert harness.bitwise_equal(c, original), (
+                                f"{what}: the cpu's {name} is not its "
+                                f"input's value")
+                        elif op == "adam":
+                            harness.expect_close(g, c, f"{what}: {name}")
+                            exact = exact and harness.bitwise_equal(g, c)
+                        else:
+                            assert harness.bitwise_equal(g, c), (
+                                f"{what}: {name} differs from the cpu's")
+                    if not skips:
+                        key = in_place
+                        if key in plain:
+                            for name, g, p in zip(names, got, plain[key]):
+                                assert harness.bitwise_equal(g, p), (
+                                    f"{what}: {name} differs from the "
+                                    f"update with found_inf NULL")
+                        else:
+                            plain[key] = got
+                    for t in [d_grad, d_lr, d_step] + \
+                            ([] if d_flag is None else [d_flag]):
+                        t.free()
+                    for _, base in device:
+                        base.free()
+        h.expect_no_device_error()
+        return "skips bitwise; updates " + (
+            "bitwise equal" if exact else "within tolerance")
+    return body
+
+
 def error_cases(h):
     f64 = np.float64
     p = np.ones(5)
@@ -166,39 +289,54 @@ def error_cases(h):
     momentum = MomentumParams(0.9, 0.0, 0)
     adam = AdamParams(0.9, 0.999, 1e-8, 0.0, 0)
     cases = {
-        "sgd lr rank": ("sgd", p, p, np.ones(1), Out((5,), f64), sgd),
-        "sgd lr dtype": ("sgd", p, p, np.array(1, np.int32), Out((5,), f64),
-                         sgd),
-        "sgd grad shape": ("sgd", p, np.ones(4), lr, Out((5,), f64), sgd),
-        "sgd output dtype": ("sgd", p, p, lr, Out((5,), np.float32), sgd),
+        "sgd lr rank": ("sgd", p, p, np.ones(1), None, Out((5,), f64), sgd),
+        "sgd lr dtype": ("sgd", p, p, np.array(1, np.int32), None,
+                         Out((5,), f64), sgd),
+        "sgd grad shape": ("sgd", p, np.ones(4), lr, None, Out((5,), f64),
+                           sgd),
+        "sgd output dtype": ("sgd", p, p, lr, None, Out((5,), np.float32),
+                             sgd),
         "sgd integer param": ("sgd", np.ones(5, np.int32),
-                              np.ones(5, np.int32), lr, Out((5,), np.int32),
-                              sgd),
-        "sgd weight_decay": ("sgd", p, p, lr, Out((5,), f64),
+                              np.ones(5, np.int32), lr, None,
+                              Out((5,), np.int32), sgd),
+        "sgd weight_decay": ("sgd", p, p, lr, None, Out((5,), f64),
                              SgdParams(-1.0)),
-        "sgd null params": ("sgd", p, p, lr, Out((5,), f64), None),
+        "sgd null params": ("sgd", p, p, lr, None, Out((5,), f64), None),
         "momentum nesterov without momentum": (
-            "momentum", p, p, p, lr, Out((5,), f64), Out((5,), f64),
+            "momentum", p, p, p, lr, None, Out((5,), f64), Out((5,), f64),
             MomentumParams(0.0, 0.0, 1)),
-        "momentum flag": ("momentum", p, p, p, lr, Out((5,), f64),
+        "momentum flag": ("momentum", p, p, p, lr, None, Out((5,), f64),
                           Out((5,), f64), MomentumParams(0.9, 0.0, 2)),
-        "momentum velocity shape": ("momentum", p, p, np.ones(6), lr,
+        "momentum velocity shape": ("momentum", p, p, np.ones(6), lr, None,
                                     Out((5,), f64), Out((5,), f64), momentum),
-        "adam beta1": ("adam", p, p, p, p, lr, step, Out((5,), f64),
+        "adam beta1": ("adam", p, p, p, p, lr, step, None, Out((5,), f64),
                        Out((5,), f64), Out((5,), f64),
                        AdamParams(1.0, 0.999, 1e-8, 0.0, 0)),
-        "adam epsilon": ("adam", p, p, p, p, lr, step, Out((5,), f64),
+        "adam epsilon": ("adam", p, p, p, p, lr, step, None, Out((5,), f64),
                          Out((5,), f64), Out((5,), f64),
                          AdamParams(0.9, 0.999, -1.0, 0.0, 0)),
-        "adam step dtype": ("adam", p, p, p, p, lr, np.array(1.0),
+        "adam step dtype": ("adam", p, p, p, p, lr, np.array(1.0), None,
                             Out((5,), f64), Out((5,), f64), Out((5,), f64),
                             adam),
         "adam step rank": ("adam", p, p, p, p, lr, np.ones(1, np.int64),
-                           Out((5,), f64), Out((5,), f64), Out((5,), f64),
+                           None, Out((5,), f64), Out((5,), f64),
+                           Out((5,), f64),
                            adam),
-        "adam v shape": ("adam", p, p, p, np.ones(4), lr, step,
+        "adam v shape": ("adam", p, p, p, np.ones(4), lr, step, None,
                          Out((5,), f64), Out((5,), f64), Out((5,), f64),
                          adam),
+        # Bad skip flags (of value 0.0, which would let the update run).
+        "sgd found_inf dtype": ("sgd", p, p, lr, np.array(0.0),
+                                Out((5,), f64), sgd),
+        "momentum found_inf rank": ("momentum", p, p, p, lr,
+                                    np.zeros(1, np.float32), Out((5,), f64),
+                                    Out((5,), f64), momentum),
+        "adam found_inf dtype": ("adam", p, p, p, p, lr, step,
+                                 np.array(0, np.int32), Out((5,), f64),
+                                 Out((5,), f64), Out((5,), f64), adam),
+        "adam found_inf rank": ("adam", p, p, p, p, lr, step,
+                                np.zeros((1, 1), np.float32), Out((5,), f64),
+                                Out((5,), f64), Out((5,), f64), adam),
     }
     for name, (op, *args) in cases.items():
         h.case(f"error {op}: {name}",
@@ -233,6 +371,15 @@ def main():
            bad_value_case(h, "adam", 0.1, 0, "step is 0"))
     h.case("adam step -5 is reported",
            bad_value_case(h, "adam", 0.1, -5, "step is -5"))
+    for mode, dtype in harness.FLOATS:
+        for config in ["sgd weight_decay", "momentum nesterov weight_decay",
+                       "adam weight_decay", "adamw"]:
+            h.case(f"{config} {mode} found_inf",
+                   skip_case(h, config, dtype, (1001,), False))
+            h.case(f"{config} {mode} found_inf unaligned",
+                   skip_case(h, config, dtype, (37,), True))
+    h.case("momentum f32 found_inf rank 0",
+           skip_case(h, "momentum", np.float32, (), False))
     error_cases(h)
     h.finish()
 

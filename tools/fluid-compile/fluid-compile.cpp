@@ -76,8 +76,9 @@ static cl::opt<std::string> precisionName(
              "executable runs with --no-tf32), bf16 or fp16 "
              "(--fluid-mixed-precision: "
              "16-bit inputs on the tensor cores, f32 parameters, biases, "
-             "loss and everything else; no loss scaling yet, so fp16 "
-             "gradients may underflow; docs/PRECISION.md)"),
+             "loss and everything else; fp16 with dynamic loss scaling "
+             "from 65536 unless --training sets loss-scale, 0 for none; "
+             "docs/PRECISION.md)"),
     cl::init("tf32"), cl::value_desc("fp32|tf32|bf16|fp16"),
     cl::cat(compileCategory));
 static cl::opt<std::string> emitKind(
@@ -90,7 +91,9 @@ static cl::opt<std::string> trainingOptions(
     cl::desc("Options of --fluid-build-training for a forward program with "
              "its loss (default \"optimizer=momentum lr=0.1 momentum=0.9\"); "
              "the base rate becomes the parameter @learning_rate, which the "
-             "executable's --lr can change"),
+             "executable's --lr can change; loss-scale=S scales the loss "
+             "dynamically from S, see scale-growth-interval and the other "
+             "options of `fluid-opt --help`'s --fluid-append-optimizer"),
     cl::value_desc("\"optimizer=... lr=...\""), cl::cat(compileCategory));
 static cl::opt<bool> noFoldLrMath(
     "no-fold-lr-math",
@@ -353,6 +356,11 @@ int main(int argc, char **argv) {
   } else {
     options.trainingOptions =
         trainingOptions.empty() ? kDefaultTraining : trainingOptions.getValue();
+    // fp16 gradients underflow without loss scaling (as in
+    // torch.cuda.amp.GradScaler, whose initial scale this is).
+    if (precisionName == "fp16" &&
+        !StringRef(" " + options.trainingOptions).contains(" loss-scale="))
+      options.trainingOptions += " loss-scale=65536";
     if (sixteenBits) {
       FluidMixedPrecisionOptions mixed;
       mixed.precision = precisionName;

@@ -43,10 +43,20 @@ def FluidAppendBackward : Pass<"fluid-append-backward", "::mlir::ModuleOp"> {
     needs are the forward ops' SSA results themselves, so the memory passes
     later see exactly what is saved for the backward pass. A trainable
     parameter that the loss does not depend on gets a zero gradient.
+
+    With `loss-scale` > 0 (dynamic loss scaling, for fp16 gradients), the
+    backward pass starts from the value of a new f32 parameter
+    `@loss_scale` (non-trainable optimizer state, initialized to
+    `loss-scale`) instead of 1, so every gradient is the scaled loss's; the
+    loss result is marked `fluid.loss_scale = @loss_scale`, and
+    `--fluid-append-optimizer` unscales, checks and updates. The loss
+    itself is returned unscaled.
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
-           "The loss function (default: the entry function)">
+           "The loss function (default: the entry function)">,
+    Option<"lossScale", "loss-scale", "double", /*default=*/"0.0",
+           "Initial dynamic loss scale (0: none; fp16 programs use 65536)">
   ];
   let dependentDialects = ["::mlir::fluid::FluidDialect"];
 }
@@ -77,7 +87,22 @@ def FluidAppendOptimizer : Pass<"fluid-append-optimizer", "::mlir::ModuleOp"> {
       with `fluid.set_param`; optimizer state (momentum buffers, Adam
       moments) becomes new zero-initialized, non-trainable parameters named
       `PARAM.momentum_buffer`, `PARAM.exp_avg`, `PARAM.exp_avg_sq`, so
-      checkpoints hold it.
+      checkpoints hold it;
+    - dynamic loss scaling, when the loss is marked `fluid.loss_scale`
+      (`--fluid-append-backward`'s `loss-scale`), as
+      torch.cuda.amp.GradScaler does it, on the device: `fluid.unscale_grads`
+      divides the gradients by `@loss_scale` and flags any that is not
+      finite; every update takes the flag (`skip_if`: a step that
+      overflowed updates nothing); then the scale is multiplied by
+      `scale-backoff-factor` after an overflow, by `scale-growth-factor`
+      after `scale-growth-interval` steps without one, and kept within
+      [`min-loss-scale`, `max-loss-scale`]. `@loss_scale.growth_tracker`
+      (f32) counts the steps since the last change and
+      `@loss_scale.skipped_steps` (i64) the skipped steps, which the
+      driver logs. The step counter and the schedule advance on skipped
+      steps too (as a schedule stepped every iteration does in PyTorch),
+      while Adam's bias correction counts only the updates made (as
+      torch.optim's step count does).
   }];
   let options = [
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
@@ -113,7 +138,21 @@ def FluidAppendOptimizer : Pass<"fluid-append-optimizer", "::mlir::ModuleOp"> {
     Option<"lrParam", "lr-param", "bool", /*default=*/"false",
            "Read the base rate from the parameter @learning_rate (f64, "
            "initialized to lr) instead of baking it in, so that a compiled "
-           "program can be given another rate when it starts">
+           "program can be given another rate when it starts">,
+    Option<"scaleGrowthInterval", "scale-growth-interval", "int64_t",
+           /*default=*/"2000",
+           "Dynamic loss scaling: steps without overflow before the scale "
+           "grows">,
+    Option<"scaleGrowthFactor", "scale-growth-factor", "double",
+           /*default=*/"2.0", "Dynamic loss scaling: growth factor (> 1)">,
+    Option<"scaleBackoffFactor", "scale-backoff-factor", "double",
+           /*default=*/"0.5",
+           "Dynamic loss scaling: factor after an overflow (in (0, 1))">,
+    Option<"minLossScale", "min-loss-scale", "double", /*default=*/"1.0",
+           "Dynamic loss scaling: the smallest scale">,
+    Option<"maxLossScale", "max-loss-scale", "double",
+           /*default=*/"16777216.0",
+           "Dynamic loss scaling: the largest scale (2^24)">
   ];
   let dependentDialects = ["::mlir::fluid::FluidDialect"];
 }

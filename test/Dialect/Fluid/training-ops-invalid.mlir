@@ -201,7 +201,7 @@ func.func @f(%p: tensor<4xf32>, %lr: tensor<2xf32>) {
 // Grouped updates are verified entry by entry.
 func.func @f(%p: tensor<4xf32>, %q: tensor<3xf32>, %g: tensor<4xf32>, %lr: tensor<f32>) {
   // expected-error @+1 {{'fluid.sgd_group' op entry 1: grads has type 'tensor<4xf32>', but the parameter is 'tensor<3xf32>'}}
-  %0:2 = "fluid.sgd_group"(%p, %q, %g, %g, %lr) : (tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<3xf32>)
+  %0:2 = "fluid.sgd_group"(%p, %q, %g, %g, %lr) <{operandSegmentSizes = array<i32: 2, 2, 1, 0>}> : (tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<3xf32>)
   return
 }
 
@@ -209,16 +209,16 @@ func.func @f(%p: tensor<4xf32>, %q: tensor<3xf32>, %g: tensor<4xf32>, %lr: tenso
 
 func.func @f(%p: tensor<4xf32>, %d: tensor<4xf64>, %lr: tensor<f32>) {
   // expected-error @+1 {{'fluid.sgd_group' op entry 1: the parameter has element type 'f64', but entry 0's is 'f32' (a group has one element type)}}
-  %0:2 = "fluid.sgd_group"(%p, %d, %p, %d, %lr) : (tensor<4xf32>, tensor<4xf64>, tensor<4xf32>, tensor<4xf64>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf64>)
+  %0:2 = "fluid.sgd_group"(%p, %d, %p, %d, %lr) <{operandSegmentSizes = array<i32: 2, 2, 1, 0>}> : (tensor<4xf32>, tensor<4xf64>, tensor<4xf32>, tensor<4xf64>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf64>)
   return
 }
 
 // -----
 
 func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>) {
-  // expected-error @+2 {{'fluid.momentum_group' op has 8 operands; expected 3 lists of one tensor per parameter and 1 scalar}}
-  // A stray operand after the rate: the lists would shift.
-  %0:4 = "fluid.momentum_group"(%p, %p, %p, %p, %p, %p, %lr, %lr) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  // expected-error @+2 {{'fluid.momentum_group' op has 6 operands; expected 3 lists of one tensor per parameter and 1 scalar}}
+  // A velocity short: the lists must be equally long.
+  %0:4 = "fluid.momentum_group"(%p, %p, %p, %p, %p, %lr) <{operandSegmentSizes = array<i32: 2, 2, 1, 1, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
 
@@ -226,7 +226,7 @@ func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>) {
 
 func.func @f(%lr: tensor<f32>) {
   // expected-error @+1 {{'fluid.sgd_group' op needs at least one parameter}}
-  "fluid.sgd_group"(%lr) : (tensor<f32>) -> ()
+  "fluid.sgd_group"(%lr) <{operandSegmentSizes = array<i32: 0, 0, 1, 0>}> : (tensor<f32>) -> ()
   return
 }
 
@@ -234,7 +234,7 @@ func.func @f(%lr: tensor<f32>) {
 
 func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>) {
   // expected-error @+1 {{'fluid.momentum_group' op entry 0: new_velocities has type 'tensor<5xf32>', but the parameter is 'tensor<4xf32>'}}
-  %0:2 = "fluid.momentum_group"(%p, %p, %p, %lr) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<5xf32>)
+  %0:2 = "fluid.momentum_group"(%p, %p, %p, %lr) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<5xf32>)
   return
 }
 
@@ -295,5 +295,54 @@ func.func @f(%dy: tensor<1x3x5x6xf32>, %i: tensor<1x3x5x6xi32>) {
   // expected-error @+1 {{operand #1 must be statically shaped tensor of ui8}}
   %0 = fluid.max_pool2d_grad_indices %dy, %i {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
       : tensor<1x3x5x6xf32>, tensor<1x3x5x6xi32> -> tensor<1x3x10x11xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf16>, %scale: tensor<f32>) {
+  // expected-error @+1 {{'fluid.unscale_grads' op entry 0: gradient of type 'tensor<4xf16>'; expected f32 or f64 (master gradients)}}
+  %u, %found = fluid.unscale_grads (%g), %scale : (tensor<4xf16>)
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>, %d: tensor<2xf64>, %scale: tensor<f32>) {
+  // expected-error @+1 {{'fluid.unscale_grads' op entry 1: the gradient has element type 'f64', but entry 0's is 'f32' (one element type per op)}}
+  %u:2, %found = fluid.unscale_grads (%g, %d), %scale : (tensor<4xf32>, tensor<2xf64>)
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>, %scale: tensor<f64>) {
+  // expected-error @+1 {{'fluid.unscale_grads' op operand #1 must be tensor<f32>, but got 'tensor<f64>'}}
+  %u, %found = "fluid.unscale_grads"(%g, %scale) : (tensor<4xf32>, tensor<f64>) -> (tensor<4xf32>, tensor<f32>)
+  return
+}
+
+// -----
+
+func.func @f(%scale: tensor<f32>) {
+  // expected-error @+1 {{'fluid.unscale_grads' op needs at least one gradient}}
+  %found = "fluid.unscale_grads"(%scale) : (tensor<f32>) -> (tensor<f32>)
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>, %scale: tensor<f32>) {
+  // expected-error @+1 {{'fluid.unscale_grads' op entry 0: unscaled has type 'tensor<5xf32>', but the gradient is 'tensor<4xf32>'}}
+  %u, %found = "fluid.unscale_grads"(%g, %scale) : (tensor<4xf32>, tensor<f32>) -> (tensor<5xf32>, tensor<f32>)
+  return
+}
+
+// -----
+
+// The skip flag is a tensor<f32>.
+func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>, %flag: tensor<i64>) {
+  // expected-error @+1 {{'fluid.sgd' op operand #3 must be tensor<f32>, but got 'tensor<i64>'}}
+  %0 = "fluid.sgd"(%p, %p, %lr, %flag) : (tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> tensor<4xf32>
   return
 }

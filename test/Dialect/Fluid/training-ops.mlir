@@ -103,3 +103,24 @@ func.func @groups(%w: tensor<16x8xf32>, %b: tensor<16xf32>, %lr: tensor<f32>, %s
   %r, %m, %s = fluid.adam_group (%q#1), (%b), (%b), (%b), %lr, %step {decoupled} : (tensor<16xf32>), tensor<f32>, tensor<i64>
   return %q#0, %r, %v#1 : tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>
 }
+
+// Dynamic loss scaling: the gradients unscaled and checked, every kind of
+// update skipping on the flag.
+// CHECK-LABEL: func.func @loss_scaling
+// CHECK: %[[U:.+]]:2, %[[F:.+]] = fluid.unscale_grads(%{{.+}}, %{{.+}}), %{{.+}} : (tensor<16x8xf32>, tensor<16xf32>)
+// CHECK: fluid.sgd %{{.+}}, %[[U]]#1, %{{.+}} skip_if %[[F]] : tensor<16xf32>, tensor<f32>
+// CHECK: fluid.momentum %{{.+}}, %[[U]]#1, %{{.+}}, %{{.+}} skip_if %[[F]] : tensor<16xf32>, tensor<f32>
+// CHECK: fluid.adam %{{.+}}, %[[U]]#1, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} skip_if %[[F]] : tensor<16xf32>, tensor<f32>, tensor<i64>
+// CHECK: fluid.sgd_group(%{{.+}}, %{{.+}}), (%[[U]]#0, %[[U]]#1), %{{.+}} skip_if %[[F]] : (tensor<16x8xf32>, tensor<16xf32>), tensor<f32>
+// CHECK: fluid.momentum_group(%{{.+}}), (%[[U]]#1), (%{{.+}}), %{{.+}} skip_if %[[F]] {momentum = 5.000000e-01 : f64} : (tensor<16xf32>), tensor<f32>
+// CHECK: fluid.adam_group(%{{.+}}), (%[[U]]#1), (%{{.+}}), (%{{.+}}), %{{.+}}, %{{.+}} skip_if %[[F]] : (tensor<16xf32>), tensor<f32>, tensor<i64>
+func.func @loss_scaling(%w: tensor<16x8xf32>, %b: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i64>, %scale: tensor<f32>) {
+  %u:2, %found = fluid.unscale_grads (%w, %b), %scale : (tensor<16x8xf32>, tensor<16xf32>)
+  %0 = fluid.sgd %b, %u#1, %lr skip_if %found : tensor<16xf32>, tensor<f32>
+  %1:2 = fluid.momentum %b, %u#1, %b, %lr skip_if %found : tensor<16xf32>, tensor<f32>
+  %2:3 = fluid.adam %b, %u#1, %b, %b, %lr, %step skip_if %found : tensor<16xf32>, tensor<f32>, tensor<i64>
+  %3:2 = fluid.sgd_group (%w, %b), (%u#0, %u#1), %lr skip_if %found : (tensor<16x8xf32>, tensor<16xf32>), tensor<f32>
+  %4, %5 = fluid.momentum_group (%b), (%u#1), (%b), %lr skip_if %found {momentum = 0.5 : f64} : (tensor<16xf32>), tensor<f32>
+  %6, %7, %8 = fluid.adam_group (%b), (%u#1), (%b), (%b), %lr, %step skip_if %found : (tensor<16xf32>), tensor<f32>, tensor<i64>
+  return
+}

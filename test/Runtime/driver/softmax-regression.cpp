@@ -199,8 +199,8 @@ fluid_status trainRun(const fluid_program_env *env,
   LAUNCH(5, KERNEL(cast, &lr, &rate32));
   if (!gUnwrittenRate)
     LAUNCH(6, KERNEL(reshape, &lr, &rate));
-  LAUNCH(7, KERNEL(sgd, &w, &gradWeight, &rate32, &w, &sgd));
-  LAUNCH(8, KERNEL(sgd, &bias, &gradBias, &rate32, &bias, &sgd));
+  LAUNCH(7, KERNEL(sgd, &w, &gradWeight, &rate32, nullptr, &w, &sgd));
+  LAUNCH(8, KERNEL(sgd, &bias, &gradBias, &rate32, nullptr, &bias, &sgd));
   LAUNCH(9, KERNEL(add, &step, &oneStep, &step));
   return FLUID_OK;
 }

@@ -1,6 +1,10 @@
 //===- EntryPoint.cpp - Which function of a program is the model ----------===//
 
 #include "fluid/Dialect/Fluid/IR/EntryPoint.h"
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
 
@@ -42,4 +46,33 @@ bool mlir::fluid::isTrainingStep(func::FuncOp func) {
     if (func.getResultAttr(i, kLearningRateResultAttrName))
       return true;
   return false;
+}
+
+FailureOr<mlir::fluid::ParamOp>
+mlir::fluid::declareStateParam(ModuleOp module, OpBuilder &builder,
+                               ParamOp after, StringRef name,
+                               RankedTensorType type, StringRef pass) {
+  if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
+    auto param = dyn_cast<ParamOp>(existing);
+    if (param && param.getType() == type && !param.getTrainable())
+      return param;
+    return existing->emitError()
+           << pass << " needs the name @" << name << " for a non-trainable "
+           << type << " parameter";
+  }
+  OpBuilder::InsertionGuard guard(builder);
+  if (after)
+    builder.setInsertionPointAfter(after);
+  else
+    builder.setInsertionPointToStart(module.getBody());
+  auto zeros = InitializerAttr::get(builder.getContext(), InitKind::Zeros, 0.0,
+                                    0.0, FanMode::FanIn);
+  Location loc = after ? after.getLoc() : module.getLoc();
+  auto param = ParamOp::create(builder, loc, builder.getStringAttr(name),
+                               TypeAttr::get(type), zeros,
+                               /*trainable=*/builder.getBoolAttr(false),
+                               /*lr_mult=*/builder.getF64FloatAttr(1.0),
+                               /*decay_mult=*/builder.getF64FloatAttr(1.0));
+  param->setAttr(kOptimizerStateAttrName, builder.getUnitAttr());
+  return param;
 }

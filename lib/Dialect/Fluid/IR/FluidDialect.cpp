@@ -190,7 +190,7 @@ LogicalResult FluidDialect::verifyRegionResultAttribute(Operation *op,
   };
   if (name == kLossAttrName || name == kLearningRateResultAttrName)
     return verifyUnit(emitError, attr);
-  if (name == kGradOfAttrName) {
+  if (name == kGradOfAttrName || name == kLossScaleAttrName) {
     if (!isa<FlatSymbolRefAttr>(attr.getValue()))
       return emitError() << "'" << name << "' must name a parameter, got "
                          << attr.getValue();
@@ -199,5 +199,6 @@ LogicalResult FluidDialect::verifyRegionResultAttribute(Operation *op,
   return emitError() << "unknown attribute '" << name
                      << "'; the fluid dialect's result attributes are '"
                      << kLossAttrName << "', '" << kLearningRateResultAttrName
-                     << "' and '" << kGradOfAttrName << "'";
+                     << "', '" << kLossScaleAttrName << "' and '"
+                     << kGradOfAttrName << "'";
 }

@@ -14,7 +14,28 @@ static bool isGeneratedFloat(Type type) {
          (tensor.getElementType().isF32() || tensor.getElementType().isF64());
 }
 
+/// f16 or bf16: storage types that generated kernels only convert from
+/// and to (a cast at a region's edge), computing in f32.
+static bool isStorageFloat(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor &&
+         (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
+}
+
+/// A cast from f16 or bf16 to f32 or f64: exact.
+static bool isWideningStorageCast(Operation *op) {
+  auto cast = dyn_cast<CastOp>(op);
+  return cast && isStorageFloat(cast.getInput().getType()) &&
+         isGeneratedFloat(cast.getType());
+}
+
 bool mlir::fluid::isFusibleElementwise(Operation *op) {
+  // A cast from f32 or f64 to a 16-bit storage type: the region rounds.
+  // (The widening one is a view.)
+  if (auto cast = dyn_cast<CastOp>(op))
+    if (isGeneratedFloat(cast.getInput().getType()) &&
+        isStorageFloat(cast.getType()))
+      return true;
   if (!isa<ReluOp, SigmoidOp, TanhOp, NegOp, ExpOp, LogOp, CosOp, SqrtOp,
            FloorOp, AddOp, SubOp, MulOp, DivOp, PowOp, MinimumOp, MaximumOp,
            GreaterEqualOp, SelectOp, CastOp, BroadcastToOp, ReluGradOp,
@@ -52,6 +73,8 @@ static SmallVector<int64_t> nonUnitDims(ArrayRef<int64_t> shape) {
 }
 
 bool mlir::fluid::isFusibleView(Operation *op) {
+  if (isWideningStorageCast(op))
+    return true;
   if (auto slice = dyn_cast<SliceOp>(op))
     return slice.getOffset() == 0 && isGeneratedFloat(slice.getType());
   if (auto reshape = dyn_cast<ReshapeOp>(op))

@@ -303,7 +303,8 @@ LogicalResult AdamOp::verify() {
 /// Checks a grouped update's lists: at least one entry; every list (named
 /// in `lists`) has one tensor per parameter, of that parameter's type; and
 /// every parameter has the first one's element type. `scalars` is the
-/// number of operands after the lists (the rate, Adam's step).
+/// number of operands after the lists (the rate, Adam's step, the skip
+/// flag).
 static LogicalResult
 verifyGroupEntries(Operation *op, ValueRange params, unsigned operandLists,
                    unsigned scalars,
@@ -342,7 +343,7 @@ verifyGroupEntries(Operation *op, ValueRange params, unsigned operandLists,
 }
 
 LogicalResult SgdGroupOp::verify() {
-  if (failed(verifyGroupEntries(*this, getParams(), 2, 1,
+  if (failed(verifyGroupEntries(*this, getParams(), 2, 1 + !!getFoundInf(),
                                 {{"grads", getGrads().getTypes()},
                                  {"new_params", getNewParams().getTypes()}})))
     return failure();
@@ -354,7 +355,7 @@ LogicalResult SgdGroupOp::verify() {
 
 LogicalResult MomentumGroupOp::verify() {
   if (failed(verifyGroupEntries(
-          *this, getParams(), 3, 1,
+          *this, getParams(), 3, 1 + !!getFoundInf(),
           {{"grads", getGrads().getTypes()},
            {"velocities", getVelocities().getTypes()},
            {"new_params", getNewParams().getTypes()},
@@ -369,7 +370,7 @@ LogicalResult MomentumGroupOp::verify() {
 
 LogicalResult AdamGroupOp::verify() {
   if (failed(verifyGroupEntries(
-          *this, getParams(), 4, 2,
+          *this, getParams(), 4, 2 + !!getFoundInf(),
           {{"grads", getGrads().getTypes()},
            {"exp_avgs", getExpAvgs().getTypes()},
            {"exp_avg_sqs", getExpAvgSqs().getTypes()},
@@ -387,4 +388,37 @@ LogicalResult AdamGroupOp::verify() {
        {"beta2", getBeta2().convertToDouble(), 0.0, 1.0},
        {"epsilon", getEpsilon().convertToDouble(), 0.0, kInf},
        {"weight_decay", getWeightDecay().convertToDouble(), 0.0, kInf}});
+}
+
+//===----------------------------------------------------------------------===//
+// Dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+LogicalResult UnscaleGradsOp::verify() {
+  if (getGrads().empty())
+    return emitOpError() << "needs at least one gradient";
+  if (getUnscaled().size() != getGrads().size())
+    return emitOpError() << "has " << getUnscaled().size()
+                         << " unscaled gradients for " << getGrads().size()
+                         << " gradients";
+  Type elementType =
+      cast<RankedTensorType>(getGrads().front().getType()).getElementType();
+  for (auto [index, pair] : llvm::enumerate(
+           llvm::zip(getGrads().getTypes(), getUnscaled().getTypes()))) {
+    auto [grad, unscaled] = pair;
+    auto type = cast<RankedTensorType>(grad);
+    if (!type.getElementType().isF32() && !type.getElementType().isF64())
+      return emitOpError() << "entry " << index << ": gradient of type " << grad
+                           << "; expected f32 or f64 (master "
+                           << "gradients)";
+    if (type.getElementType() != elementType)
+      return emitOpError() << "entry " << index
+                           << ": the gradient has element type "
+                           << type.getElementType() << ", but entry 0's is "
+                           << elementType << " (one element type per op)";
+    if (unscaled != grad)
+      return emitOpError() << "entry " << index << ": unscaled has type "
+                           << unscaled << ", but the gradient is " << grad;
+  }
+  return success();
 }

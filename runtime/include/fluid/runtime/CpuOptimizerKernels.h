@@ -64,11 +64,19 @@ typedef struct fluid_adam_params {
 // the same buffer as any input (element i of every output is written after
 // element i of every input was read); outputs must not otherwise overlap
 // inputs or each other.
+//
+// found_inf is NULL or a rank-0 FLUID_F32 tensor, the flag of
+// fluid_cpu_unscale_grads under dynamic loss scaling: where it holds a
+// nonzero value (NaN counts as nonzero), the update is skipped: every output
+// gets its input's value (new_param the param, the new state the state),
+// as when torch.cuda.amp.GradScaler skips optimizer.step().
 //===----------------------------------------------------------------------===//
 
 /// g = grad + weight_decay * param; new_param = param - lr * g.
 fluid_status fluid_cpu_sgd(const fluid_tensor *param, const fluid_tensor *grad,
-                           const fluid_tensor *lr, fluid_tensor *new_param,
+                           const fluid_tensor *lr,
+                           const fluid_tensor *found_inf,
+                           fluid_tensor *new_param,
                            const fluid_sgd_params *params);
 
 /// g = grad + weight_decay * param;
@@ -77,12 +85,12 @@ fluid_status fluid_cpu_sgd(const fluid_tensor *param, const fluid_tensor *grad,
 ///                                    : new_velocity).
 /// A zero velocity on the first step gives PyTorch's first update, which
 /// starts the buffer at g.
-fluid_status fluid_cpu_momentum(const fluid_tensor *param,
-                                const fluid_tensor *grad,
-                                const fluid_tensor *velocity,
-                                const fluid_tensor *lr, fluid_tensor *new_param,
-                                fluid_tensor *new_velocity,
-                                const fluid_momentum_params *params);
+fluid_status
+fluid_cpu_momentum(const fluid_tensor *param, const fluid_tensor *grad,
+                   const fluid_tensor *velocity, const fluid_tensor *lr,
+                   const fluid_tensor *found_inf, fluid_tensor *new_param,
+                   fluid_tensor *new_velocity,
+                   const fluid_momentum_params *params);
 
 /// step is a rank-0 FLUID_I64 tensor holding t >= 1, the 1-based number of
 /// this update; m and v start at zero.
@@ -95,6 +103,7 @@ fluid_status fluid_cpu_momentum(const fluid_tensor *param,
 fluid_status fluid_cpu_adam(const fluid_tensor *param, const fluid_tensor *grad,
                             const fluid_tensor *m, const fluid_tensor *v,
                             const fluid_tensor *lr, const fluid_tensor *step,
+                            const fluid_tensor *found_inf,
                             fluid_tensor *new_param, fluid_tensor *new_m,
                             fluid_tensor *new_v,
                             const fluid_adam_params *params);
@@ -118,25 +127,43 @@ fluid_status fluid_cpu_adam(const fluid_tensor *param, const fluid_tensor *grad,
 fluid_status fluid_cpu_sgd_group(int64_t count, const fluid_tensor *params,
                                  const fluid_tensor *grads,
                                  const fluid_tensor *lr,
+                                 const fluid_tensor *found_inf,
                                  fluid_tensor *new_params,
                                  const fluid_sgd_params *p);
 
-fluid_status fluid_cpu_momentum_group(int64_t count, const fluid_tensor *params,
-                                      const fluid_tensor *grads,
-                                      const fluid_tensor *velocities,
-                                      const fluid_tensor *lr,
-                                      fluid_tensor *new_params,
-                                      fluid_tensor *new_velocities,
-                                      const fluid_momentum_params *p);
+fluid_status fluid_cpu_momentum_group(
+    int64_t count, const fluid_tensor *params, const fluid_tensor *grads,
+    const fluid_tensor *velocities, const fluid_tensor *lr,
+    const fluid_tensor *found_inf, fluid_tensor *new_params,
+    fluid_tensor *new_velocities, const fluid_momentum_params *p);
 
 /// exp_avgs and exp_avg_sqs are fluid_cpu_adam's m and v.
 fluid_status
 fluid_cpu_adam_group(int64_t count, const fluid_tensor *params,
                      const fluid_tensor *grads, const fluid_tensor *exp_avgs,
                      const fluid_tensor *exp_avg_sqs, const fluid_tensor *lr,
-                     const fluid_tensor *step, fluid_tensor *new_params,
-                     fluid_tensor *new_exp_avgs, fluid_tensor *new_exp_avg_sqs,
-                     const fluid_adam_params *p);
+                     const fluid_tensor *step, const fluid_tensor *found_inf,
+                     fluid_tensor *new_params, fluid_tensor *new_exp_avgs,
+                     fluid_tensor *new_exp_avg_sqs, const fluid_adam_params *p);
+
+//===----------------------------------------------------------------------===//
+// Dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+/// The gradients of a loss multiplied by `scale` (a rank-0 FLUID_F32 tensor)
+/// divided by it again, as torch.amp's
+/// _amp_foreach_non_finite_check_and_unscale_ computes it: inv = the f32
+/// nearest 1 / scale (computed in double), and new_grads[k][i] =
+/// grads[k][i] * inv rounded to the gradient's dtype; found_inf (a rank-0
+/// FLUID_F32 tensor) is set to 1.0 if any element of any gradient is
+/// infinite or NaN, else 0.0. Every entry has one float dtype (FLUID_F32 or
+/// FLUID_F64) and new_grads[k] grads[k]'s shape; new_grads[k] may be
+/// grads[k]'s buffer. Checked as the grouped updates are (count >= 1, no
+/// null array, messages naming the entry) before anything is written.
+fluid_status fluid_cpu_unscale_grads(int64_t count, const fluid_tensor *grads,
+                                     const fluid_tensor *scale,
+                                     fluid_tensor *new_grads,
+                                     fluid_tensor *found_inf);
 
 //===----------------------------------------------------------------------===//
 // Elementwise math

@@ -318,24 +318,28 @@ fluid_status fluid_cuda_softmax_cross_entropy_grad(
 
 /* Optimizer updates (fluid_cpu_sgd, fluid_cpu_momentum, fluid_cpu_adam;
    outputs may be the input buffers). lr and step are device memory, read by
-   the kernel: an invalid value is reported by fluid_cuda_check_errors. */
+   the kernel: an invalid value is reported by fluid_cuda_check_errors; so is
+   found_inf (NULL or a rank-0 f32 flag in device memory: nonzero skips the
+   update, as on the cpu). */
 fluid_status fluid_cuda_sgd(fluid_cuda_context *context,
                             const fluid_tensor *param, const fluid_tensor *grad,
-                            const fluid_tensor *lr, fluid_tensor *new_param,
+                            const fluid_tensor *lr,
+                            const fluid_tensor *found_inf,
+                            fluid_tensor *new_param,
                             const fluid_sgd_params *params);
 fluid_status
 fluid_cuda_momentum(fluid_cuda_context *context, const fluid_tensor *param,
                     const fluid_tensor *grad, const fluid_tensor *velocity,
-                    const fluid_tensor *lr, fluid_tensor *new_param,
-                    fluid_tensor *new_velocity,
+                    const fluid_tensor *lr, const fluid_tensor *found_inf,
+                    fluid_tensor *new_param, fluid_tensor *new_velocity,
                     const fluid_momentum_params *params);
-fluid_status fluid_cuda_adam(fluid_cuda_context *context,
-                             const fluid_tensor *param,
-                             const fluid_tensor *grad, const fluid_tensor *m,
-                             const fluid_tensor *v, const fluid_tensor *lr,
-                             const fluid_tensor *step, fluid_tensor *new_param,
-                             fluid_tensor *new_m, fluid_tensor *new_v,
-                             const fluid_adam_params *params);
+fluid_status
+fluid_cuda_adam(fluid_cuda_context *context, const fluid_tensor *param,
+                const fluid_tensor *grad, const fluid_tensor *m,
+                const fluid_tensor *v, const fluid_tensor *lr,
+                const fluid_tensor *step, const fluid_tensor *found_inf,
+                fluid_tensor *new_param, fluid_tensor *new_m,
+                fluid_tensor *new_v, const fluid_adam_params *params);
 
 /* Grouped optimizer updates (fluid_cpu_sgd_group, fluid_cpu_momentum_group,
    fluid_cpu_adam_group, with the same rules and messages): every entry in
@@ -362,22 +366,36 @@ fluid_status fluid_cuda_sgd_group(fluid_cuda_context *context, const void *site,
                                   int64_t count, const fluid_tensor *params,
                                   const fluid_tensor *grads,
                                   const fluid_tensor *lr,
+                                  const fluid_tensor *found_inf,
                                   fluid_tensor *new_params,
                                   const fluid_sgd_params *p);
 fluid_status fluid_cuda_momentum_group(
     fluid_cuda_context *context, const void *site, int64_t count,
     const fluid_tensor *params, const fluid_tensor *grads,
     const fluid_tensor *velocities, const fluid_tensor *lr,
-    fluid_tensor *new_params, fluid_tensor *new_velocities,
-    const fluid_momentum_params *p);
+    const fluid_tensor *found_inf, fluid_tensor *new_params,
+    fluid_tensor *new_velocities, const fluid_momentum_params *p);
 fluid_status
 fluid_cuda_adam_group(fluid_cuda_context *context, const void *site,
                       int64_t count, const fluid_tensor *params,
                       const fluid_tensor *grads, const fluid_tensor *exp_avgs,
                       const fluid_tensor *exp_avg_sqs, const fluid_tensor *lr,
-                      const fluid_tensor *step, fluid_tensor *new_params,
-                      fluid_tensor *new_exp_avgs, fluid_tensor *new_exp_avg_sqs,
+                      const fluid_tensor *step, const fluid_tensor *found_inf,
+                      fluid_tensor *new_params, fluid_tensor *new_exp_avgs,
+                      fluid_tensor *new_exp_avg_sqs,
                       const fluid_adam_params *p);
+
+/* fluid_cpu_unscale_grads in one launch over every entry (the grouped
+   updates' multi-tensor table, cached per `site` by the same rules):
+   found_inf is zeroed on the stream, then set by any thread that meets a
+   non-finite element, and stays in device memory for the updates' skip
+   flag. scale is read on the device. */
+fluid_status fluid_cuda_unscale_grads(fluid_cuda_context *context,
+                                      const void *site, int64_t count,
+                                      const fluid_tensor *grads,
+                                      const fluid_tensor *scale,
+                                      fluid_tensor *new_grads,
+                                      fluid_tensor *found_inf);
 
 //===----------------------------------------------------------------------===//
 // Generated kernels (runtime/cuda/GeneratedKernels.cpp)

@@ -29,6 +29,18 @@ constexpr StringLiteral kNameAttrName = "fluid.name";
 /// --fluid-append-backward.
 constexpr StringLiteral kLossAttrName = "fluid.loss";
 
+/// The result attribute of a loss whose gradients are scaled (dynamic loss
+/// scaling, --fluid-append-backward's loss-scale): the parameter holding
+/// the scale, which --fluid-append-optimizer unscales by and updates.
+constexpr StringLiteral kLossScaleAttrName = "fluid.loss_scale";
+
+/// The parameters of dynamic loss scaling: the scale (f32), the steps since
+/// it last changed (f32) and the count of skipped steps (i64).
+constexpr StringLiteral kLossScaleParam = "loss_scale";
+constexpr StringLiteral kLossScaleGrowthTrackerParam =
+    "loss_scale.growth_tracker";
+constexpr StringLiteral kLossScaleSkippedParam = "loss_scale.skipped_steps";
+
 /// The result attribute of a gradient: the parameter it is the gradient of.
 constexpr StringLiteral kGradOfAttrName = "fluid.grad_of";
 
@@ -40,6 +52,18 @@ bool isTrainingStep(func::FuncOp func);
 /// failure `why` says what the program has instead.
 FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef name,
                                           std::string &why);
+
+class ParamOp;
+
+/// Declares a zero-initialized, non-trainable parameter `name` of `type`
+/// marked as optimizer state (checkpoints of the model alone lack it, and
+/// loading one keeps its initial value), after `after`, or at the start of
+/// the module when `after` is null; or returns the parameter of that name
+/// if it already is one of that type and not trainable. Fails with an error
+/// naming `pass` if the name is taken by something else.
+FailureOr<ParamOp> declareStateParam(ModuleOp module, OpBuilder &builder,
+                                     ParamOp after, StringRef name,
+                                     RankedTensorType type, StringRef pass);
 
 } // namespace mlir::fluid
 

@@ -88,4 +88,14 @@ def Fluid_ScalarTensor : Type<
     "rank-0 tensor of f16, bf16, f32 or f64",
     "::mlir::RankedTensorType">;
 
+// A tensor<f32>: dynamic loss scaling's scale, and its "a gradient is not
+// finite" flag (1.0 or 0.0).
+def Fluid_F32Scalar : Type<
+    And<[CPred<"::llvm::isa<::mlir::RankedTensorType>($_self)">,
+         CPred<"::llvm::cast<::mlir::RankedTensorType>($_self).getRank() == 0">,
+         CPred<"::llvm::cast<::mlir::RankedTensorType>($_self).getElementType().isF32()">]>,
+    "tensor<f32>",
+    "::mlir::RankedTensorType">,
+  BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getF32Type())">;
+
 #endif // FLUID_BASE_TD

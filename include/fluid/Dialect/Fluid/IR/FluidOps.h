@@ -62,9 +62,13 @@ bool isFusibleElementwise(Operation *op);
 bool isFusibleReduction(Operation *op);
 /// Whether `op` is a view a `fluid.fusion` body may apply to one of its
 /// arguments: a `fluid.slice` at offset 0, or a `fluid.reshape` that only
-/// inserts or removes dimensions of size 1, of an f32 or f64 tensor. A view
-/// computes nothing: the ops that read it read the argument's buffer at
-/// other strides (fusedAccessStrides in fluid/Target/FusedKernels.h).
+/// inserts or removes dimensions of size 1, of an f32 or f64 tensor; or a
+/// `fluid.cast` from f16 or bf16 to f32 or f64, which is exact, so every
+/// region that reads the wide value reads the 16-bit one and widens it as it
+/// loads (a mixed-precision program's activations never exist in f32). A
+/// view computes nothing: the ops that read it read the argument's buffer
+/// at other strides (fusedAccessStrides in fluid/Target/FusedKernels.h),
+/// converted to the view's element type.
 bool isFusibleView(Operation *op);
 
 namespace OpTrait {

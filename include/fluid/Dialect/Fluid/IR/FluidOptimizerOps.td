@@ -5,6 +5,12 @@
 // back with fluid.set_param, and bufferization makes that in place.
 // Semantics are torch.optim's. Included by FluidOps.td.
 //
+// Every update takes an optional `skip_if %found_inf` (a tensor<f32> flag,
+// fluid.unscale_grads' result under dynamic loss scaling): where it is
+// nonzero the results are the parameter and the state unchanged, as when
+// torch.cuda.amp.GradScaler skips optimizer.step() after an overflow; the
+// flag stays on the device, read by the update kernels.
+//
 //===----------------------------------------------------------------------===//
 
 class Fluid_UpdateOp<string mnemonic, list<Trait> traits = []>
@@ -22,10 +28,11 @@ def Fluid_SgdOp : Fluid_UpdateOp<"sgd", [
   }];
   let arguments = (ins
     Fluid_FloatTensor:$param, Fluid_FloatTensor:$grad, Fluid_ScalarTensor:$lr,
+    Optional<Fluid_F32Scalar>:$found_inf,
     DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
   let results = (outs Fluid_FloatTensor:$new_param);
   let assemblyFormat = [{
-    $param `,` $grad `,` $lr attr-dict `:` type($param) `,` type($lr)
+    $param `,` $grad `,` $lr (`skip_if` $found_inf^)? attr-dict `:` type($param) `,` type($lr)
   }];
 }
 
@@ -45,13 +52,14 @@ def Fluid_MomentumOp : Fluid_UpdateOp<"momentum", [
   let arguments = (ins
     Fluid_FloatTensor:$param, Fluid_FloatTensor:$grad,
     Fluid_FloatTensor:$velocity, Fluid_ScalarTensor:$lr,
+    Optional<Fluid_F32Scalar>:$found_inf,
     DefaultValuedAttr<F64Attr, "0.9">:$momentum,
     DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
     UnitAttr:$nesterov);
   let results = (outs Fluid_FloatTensor:$new_param,
                       Fluid_FloatTensor:$new_velocity);
   let assemblyFormat = [{
-    $param `,` $grad `,` $velocity `,` $lr attr-dict `:` type($param) `,` type($lr)
+    $param `,` $grad `,` $velocity `,` $lr (`skip_if` $found_inf^)? attr-dict `:` type($param) `,` type($lr)
   }];
 }
 
@@ -73,6 +81,7 @@ def Fluid_AdamOp : Fluid_UpdateOp<"adam", [
     Fluid_FloatTensor:$param, Fluid_FloatTensor:$grad,
     Fluid_FloatTensor:$exp_avg, Fluid_FloatTensor:$exp_avg_sq,
     Fluid_ScalarTensor:$lr, Fluid_IntTensor:$step,
+    Optional<Fluid_F32Scalar>:$found_inf,
     DefaultValuedAttr<F64Attr, "0.9">:$beta1,
     DefaultValuedAttr<F64Attr, "0.999">:$beta2,
     DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
@@ -82,7 +91,8 @@ def Fluid_AdamOp : Fluid_UpdateOp<"adam", [
                       Fluid_FloatTensor:$new_exp_avg,
                       Fluid_FloatTensor:$new_exp_avg_sq);
   let assemblyFormat = [{
-    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step attr-dict
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step
+    (`skip_if` $found_inf^)? attr-dict
     `:` type($param) `,` type($lr) `,` type($step)
   }];
 }
@@ -101,7 +111,7 @@ def Fluid_AdamOp : Fluid_UpdateOp<"adam", [
 //===----------------------------------------------------------------------===//
 
 class Fluid_GroupUpdateOp<string mnemonic, string single>
-    : Fluid_Op<mnemonic, [Pure, SameVariadicOperandSize,
+    : Fluid_Op<mnemonic, [Pure, AttrSizedOperandSegments,
                           SameVariadicResultSize]> {
   let summary = "fluid." # single # " on each entry of lists of parameters";
   let hasVerifier = 1;
@@ -116,11 +126,11 @@ def Fluid_SgdGroupOp : Fluid_GroupUpdateOp<"sgd_group", "sgd"> {
   }];
   let arguments = (ins
     Variadic<Fluid_FloatTensor>:$params, Variadic<Fluid_FloatTensor>:$grads,
-    Fluid_ScalarTensor:$lr,
+    Fluid_ScalarTensor:$lr, Optional<Fluid_F32Scalar>:$found_inf,
     DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
   let results = (outs Variadic<Fluid_FloatTensor>:$new_params);
   let assemblyFormat = [{
-    `(` $params `)` `,` `(` $grads `)` `,` $lr attr-dict
+    `(` $params `)` `,` `(` $grads `)` `,` $lr (`skip_if` $found_inf^)? attr-dict
     `:` `(` type($params) `)` `,` type($lr)
     custom<EntryTypes>(ref(type($params)), type($grads), type($new_params))
   }];
@@ -136,13 +146,15 @@ def Fluid_MomentumGroupOp : Fluid_GroupUpdateOp<"momentum_group", "momentum"> {
   let arguments = (ins
     Variadic<Fluid_FloatTensor>:$params, Variadic<Fluid_FloatTensor>:$grads,
     Variadic<Fluid_FloatTensor>:$velocities, Fluid_ScalarTensor:$lr,
+    Optional<Fluid_F32Scalar>:$found_inf,
     DefaultValuedAttr<F64Attr, "0.9">:$momentum,
     DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
     UnitAttr:$nesterov);
   let results = (outs Variadic<Fluid_FloatTensor>:$new_params,
                       Variadic<Fluid_FloatTensor>:$new_velocities);
   let assemblyFormat = [{
-    `(` $params `)` `,` `(` $grads `)` `,` `(` $velocities `)` `,` $lr attr-dict
+    `(` $params `)` `,` `(` $grads `)` `,` `(` $velocities `)` `,` $lr
+    (`skip_if` $found_inf^)? attr-dict
     `:` `(` type($params) `)` `,` type($lr)
     custom<EntryTypes>(ref(type($params)), type($grads), type($velocities),
                        type($new_params), type($new_velocities))
@@ -161,6 +173,7 @@ def Fluid_AdamGroupOp : Fluid_GroupUpdateOp<"adam_group", "adam"> {
     Variadic<Fluid_FloatTensor>:$exp_avgs,
     Variadic<Fluid_FloatTensor>:$exp_avg_sqs,
     Fluid_ScalarTensor:$lr, Fluid_IntTensor:$step,
+    Optional<Fluid_F32Scalar>:$found_inf,
     DefaultValuedAttr<F64Attr, "0.9">:$beta1,
     DefaultValuedAttr<F64Attr, "0.999">:$beta2,
     DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
@@ -171,10 +184,43 @@ def Fluid_AdamGroupOp : Fluid_GroupUpdateOp<"adam_group", "adam"> {
                       Variadic<Fluid_FloatTensor>:$new_exp_avg_sqs);
   let assemblyFormat = [{
     `(` $params `)` `,` `(` $grads `)` `,` `(` $exp_avgs `)` `,`
-    `(` $exp_avg_sqs `)` `,` $lr `,` $step attr-dict
+    `(` $exp_avg_sqs `)` `,` $lr `,` $step (`skip_if` $found_inf^)? attr-dict
     `:` `(` type($params) `)` `,` type($lr) `,` type($step)
     custom<EntryTypes>(ref(type($params)), type($grads), type($exp_avgs),
                        type($exp_avg_sqs), type($new_params),
                        type($new_exp_avgs), type($new_exp_avg_sqs))
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+def Fluid_UnscaleGradsOp : Fluid_Op<"unscale_grads", [Pure]> {
+  let summary = "Divide gradients by the loss scale and check that all are finite";
+  let description = [{
+    The gradients of a loss multiplied by `scale`, divided by it again (each
+    element times the f32 reciprocal of `scale`, as torch.amp's
+    `_amp_foreach_non_finite_check_and_unscale_` computes it), and one flag:
+    `found_inf` is 1.0 when an element of any gradient is infinite or NaN,
+    else 0.0. The update ops read the flag (`skip_if`), and the loss-scale
+    arithmetic halves the scale with it, all on the device.
+    `--fluid-append-optimizer` creates it for a loss scaled by
+    `--fluid-append-backward`'s `loss-scale`. Every gradient has one float
+    element type.
+
+    ```mlir
+    %u:2, %found = fluid.unscale_grads (%gw, %gb), %scale
+        : (tensor<16x8xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Variadic<Fluid_FloatTensor>:$grads,
+                       Fluid_F32Scalar:$scale);
+  let results = (outs Variadic<Fluid_FloatTensor>:$unscaled,
+                      Fluid_F32Scalar:$found_inf);
+  let assemblyFormat = [{
+    `(` $grads `)` `,` $scale attr-dict `:` `(` type($grads) `)`
+    custom<EntryTypes>(ref(type($grads)), type($unscaled))
+  }];
+  let hasVerifier = 1;
 }

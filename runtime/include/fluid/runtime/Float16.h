@@ -1,4 +1,4 @@
-//===- Float16.h - f16 and bf16 storage on the cpu backend ------*- C++ -*-===//
+//===- Float16.h - f16 and bf16 storage on the cpu backend ----*- C++ -*-===//
 //
 // The cpu backend stores FLUID_F16 (IEEE binary16) and FLUID_BF16 (bfloat16:
 // f32's sign and exponent, 7 mantissa bits) as their bits and computes in
@@ -6,12 +6,14 @@
 // once, to nearest with ties to even (overflow to infinity, NaN stays NaN
 // and becomes quiet, f16's subnormals kept); from f64 too, with no double
 // rounding through f32 (the f32 step rounds to odd, which is exact enough
-// for the final rounding to be correct). Widening to f32 is exact.
+// for the final rounding to be correct). Widening to f32 is exact. Header
+// only, and public: the cpu loops fluid-compile emits for fused regions
+// convert through it too, so they round as the cpu kernels do.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FLUID_RUNTIME_CPU_FLOAT16_H
-#define FLUID_RUNTIME_CPU_FLOAT16_H
+#ifndef FLUID_RUNTIME_FLOAT16_H
+#define FLUID_RUNTIME_FLOAT16_H
 
 #include <cmath>
 #include <cstdint>
@@ -131,4 +133,4 @@ constexpr bool isFloat16 =
 
 } // namespace fluid::rt::cpu
 
-#endif // FLUID_RUNTIME_CPU_FLOAT16_H
+#endif // FLUID_RUNTIME_FLOAT16_H
