@@ -53,6 +53,11 @@ private:
   /// `grad` summed down to `type` (the gradient of a broadcast operand).
   Value sumTo(Location loc, Value grad, RankedTensorType type);
 
+  /// Makes the gradient rules read each forward value that the program
+  /// stores in 16 bits (`w = cast(cast(v) to f16|bf16) to v's type`, as
+  /// --fluid-mixed-precision writes it) as it is stored, `w`, instead of
+  /// `v`, so that only the 16-bit copy is kept for the backward pass.
+  void readStoredCopies(ArrayRef<Operation *> forward);
   /// The seed of the backward pass: 1, or the loss scale.
   FailureOr<Value> seed(Value loss);
 
@@ -411,6 +416,35 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
       });
 }
 
+void BackwardBuilder::readStoredCopies(ArrayRef<Operation *> forward) {
+  DenseSet<Operation *> inForward(forward.begin(), forward.end());
+  auto isSixteenBit = [](Type type) {
+    Type element = cast<RankedTensorType>(type).getElementType();
+    return element.isF16() || element.isBF16();
+  };
+  for (Operation *op : forward)
+    for (Value value : op->getResults()) {
+      if (!isFloatTensor(value.getType()) || isSixteenBit(value.getType()))
+        continue;
+      Value stored;
+      for (Operation *user : value.getUsers()) {
+        auto narrow = dyn_cast<CastOp>(user);
+        if (!narrow || !inForward.contains(narrow) ||
+            !isSixteenBit(narrow.getType()))
+          continue;
+        for (Operation *reader : narrow->getUsers())
+          if (auto wide = dyn_cast<CastOp>(reader);
+              wide && inForward.contains(wide) &&
+              wide.getType() == value.getType())
+            stored = wide;
+      }
+      if (stored)
+        value.replaceUsesWithIf(stored, [&](OpOperand &use) {
+          return !inForward.contains(use.getOwner());
+        });
+    }
+}
+
 FailureOr<Value> BackwardBuilder::seed(Value loss) {
   auto lossType = cast<RankedTensorType>(loss.getType());
   if (lossScale <= 0)
@@ -489,6 +523,8 @@ LogicalResult BackwardBuilder::build() {
     if (failed(differentiate(op)))
       return failure();
   }
+
+  readStoredCopies(forward);
 
   // One gradient per trainable parameter, summed over its reads.
   llvm::MapVector<StringRef, Value> paramGrads;

@@ -1,7 +1,8 @@
 //===- MixedPrecision.cpp - --fluid-mixed-precision -----------------------===//
 //
 // Convolutions and matrix products of f32 tensors run on 16-bit casts of
-// their operands, their 16-bit results cast back to f32 (docs/PRECISION.md).
+// their operands, their 16-bit results cast back to f32, and activations
+// are stored in 16 bits (docs/PRECISION.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +57,54 @@ struct FluidMixedPrecisionPass
     for (Operation *op : ops)
       rewrite(op, element);
     numOps += ops.size();
+    if (storeActivations) {
+      SmallVector<Value> stored;
+      getOperation().walk([&](Operation *op) {
+        for (Value result : op->getResults())
+          if (isStoredActivation(result))
+            stored.push_back(result);
+      });
+      for (Value value : stored)
+        storeIn16Bits(value, element);
+      numStored += stored.size();
+    }
+  }
+
+  /// Whether `value` is an activation to store in 16 bits (see the pass's
+  /// description).
+  static bool isStoredActivation(Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    Operation *producer = value.getDefiningOp();
+    if (!type || !type.getElementType().isF32() || type.getRank() < 3 ||
+        !producer || isa<CastOp, GetParamOp, ConstantOp>(producer) ||
+        value.use_empty())
+      return false;
+    if (isa<ReluOp, SigmoidOp, TanhOp>(producer))
+      return true;
+    auto users = value.getUsers();
+    return !llvm::hasSingleElement(users) ||
+           !isFusibleElementwise(*users.begin());
+  }
+
+  /// Rounds `value` to `element` where it is made; its readers read the
+  /// exact widening of that.
+  static void storeIn16Bits(Value value, Type element) {
+    OpBuilder builder(value.getContext());
+    builder.setInsertionPointAfterValue(value);
+    Location loc = value.getLoc();
+    auto type = cast<RankedTensorType>(value.getType());
+    Value narrow = CastOp::create(builder, loc, type.clone(element), value);
+    Value wide = CastOp::create(builder, loc, type, narrow);
+    // A reader that wants the 16-bit value (a convolution's operand cast)
+    // reads the stored one.
+    for (Operation *user : llvm::make_early_inc_range(value.getUsers()))
+      if (auto cast = dyn_cast<CastOp>(user);
+          cast && user != narrow.getDefiningOp() &&
+          cast.getType() == narrow.getType()) {
+        cast.replaceAllUsesWith(narrow);
+        cast.erase();
+      }
+    value.replaceAllUsesExcept(wide, narrow.getDefiningOp());
   }
 
   /// Replaces `op` by the same op on 16-bit casts of its f32 operands,

@@ -1,6 +1,7 @@
 // RUN: fluid-opt %s --fluid-mixed-precision | FileCheck %s
 // RUN: fluid-opt %s --fluid-mixed-precision=precision=fp16 | FileCheck %s --check-prefix=F16
 // RUN: not fluid-opt %s --fluid-mixed-precision=precision=fp32 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: fluid-opt %s --fluid-mixed-precision=store-activations=false | FileCheck %s --check-prefix=WIDE
 // The gradients: a cast's is the cast back, so the backward convolutions
 // run in bf16 and the parameter's gradient reaches the optimizer in f32.
 // RUN: fluid-opt %S/Inputs/mixed-precision-train.mlir --fluid-mixed-precision '--fluid-build-training=optimizer=sgd lr=0.1' | FileCheck %s --check-prefix=TRAIN
@@ -14,9 +15,17 @@
 // CHECK: %[[Y:.*]] = fluid.conv2d %[[X]], %[[W]] {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
 // CHECK: %[[YF:.*]] = fluid.cast %[[Y]] : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
 // CHECK: %[[R:.*]] = fluid.relu %[[YF]] : tensor<2x4x8x8xf32>
+// An activation is stored in 16 bits, read through the exact widening.
+// CHECK-NEXT: %[[R16:.*]] = fluid.cast %[[R]] : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xbf16>
+// CHECK-NEXT: %[[RW:.*]] = fluid.cast %[[R16]] : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
 // CHECK: fluid.matmul %{{.*}}, %{{.*}} : tensor<5x7xbf16>, tensor<7x2xbf16> -> tensor<5x2xbf16>
 // CHECK: fluid.matmul %arg4, %arg5 : tensor<4x7xf64>, tensor<7x3xf64> -> tensor<4x3xf64>
-// CHECK: return %[[R]]
+// CHECK: return %[[RW]]
+// Without store-activations, only the tensor-core inputs are 16-bit.
+// WIDE-LABEL: func.func @f
+// WIDE: %[[R:.*]] = fluid.relu %{{.*}} : tensor<2x4x8x8xf32>
+// WIDE-NOT: fluid.cast %[[R]]
+// WIDE: return %[[R]]
 // F16: fluid.conv2d %{{.*}} : (tensor<2x3x8x8xf16>, tensor<4x3x3x3xf16>) -> tensor<2x4x8x8xf16>
 // F16: fluid.matmul %{{.*}} : tensor<5x7xf16>, tensor<7x2xf16> -> tensor<5x2xf16>
 // BAD: error: --fluid-mixed-precision: precision must be bf16 or fp16, got 'fp32'
@@ -35,10 +44,15 @@ func.func @f(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %a: tensor<5x7xf3
 // CHECK: %[[YF:.*]] = fluid.cast %[[Y]] : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
 // CHECK: %[[B:.*]] = fluid.reshape %arg2 : tensor<4xf32> -> tensor<4x1x1xf32>
 // CHECK: %[[YB:.*]] = fluid.add %[[YF]], %[[B]] : tensor<2x4x8x8xf32>, tensor<4x1x1xf32> -> tensor<2x4x8x8xf32>
+// (The biased convolution's output, which the function returns rather
+// than one elementwise op reading it, is stored in 16 bits; the linear
+// layer's, of rank 2, is not.)
+// CHECK-NEXT: %[[YB16:.*]] = fluid.cast %[[YB]] : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xbf16>
+// CHECK-NEXT: %[[YBW:.*]] = fluid.cast %[[YB16]]
 // CHECK: %[[L:.*]] = fluid.linear %{{.*}}, %{{.*}} : tensor<5x7xbf16>, tensor<2x7xbf16> -> tensor<5x2xbf16>
 // CHECK: %[[LF:.*]] = fluid.cast %[[L]] : tensor<5x2xbf16> -> tensor<5x2xf32>
 // CHECK: %[[LB:.*]] = fluid.add %[[LF]], %arg5 : tensor<5x2xf32>, tensor<2xf32> -> tensor<5x2xf32>
-// CHECK: return %[[YB]], %[[LB]]
+// CHECK: return %[[YBW]], %[[LB]]
 func.func @biases(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %a: tensor<5x7xf32>, %lw: tensor<2x7xf32>, %lb: tensor<2xf32>) -> (tensor<2x4x8x8xf32>, tensor<5x2xf32>) {
   %y = fluid.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
   %l = fluid.linear %a, %lw, %lb : tensor<5x7xf32>, tensor<2x7xf32>, tensor<2xf32> -> tensor<5x2xf32>
@@ -55,3 +69,27 @@ func.func @biases(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4
 // TRAIN: %[[DW:.*]] = fluid.cast %[[DW16]] : tensor<4x3x3x3xbf16> -> tensor<4x3x3x3xf32>
 // TRAIN: %[[NEW:.*]] = fluid.sgd %{{.*}}, %[[DW]], %{{.*}} : tensor<4x3x3x3xf32>
 // TRAIN: fluid.set_param @conv.weight, %[[NEW]] : tensor<4x3x3x3xf32>
+
+// A stored activation's gradient rule reads the 16-bit copy (through its
+// widening), never the f32 value: relu_grad reads the widened copy, so only
+// the bf16 one is kept for the backward pass; the gradient flowing back
+// through the two casts is rounded to bf16 too.
+// RUN: fluid-opt %s --fluid-mixed-precision '--fluid-build-training=optimizer=sgd lr=0.1 func=relu_loss' | FileCheck %s --check-prefix=STORED
+// STORED-LABEL: func.func @relu_loss
+// STORED: %[[R:.*]] = fluid.relu %{{.*}} : tensor<2x4x8x8xf32>
+// STORED-NEXT: %[[R16:.*]] = fluid.cast %[[R]] : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xbf16>
+// STORED-NEXT: %[[RW:.*]] = fluid.cast %[[R16]] : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
+// STORED-NOT: %[[R]]
+// STORED: fluid.relu_grad %{{.*}}, %[[RW]] : tensor<2x4x8x8xf32>
+// STORED-NOT: %[[R]]
+// STORED: return
+fluid.param @rw : tensor<4x3x3x3xf32> init ones
+func.func @relu_loss(%x: tensor<2x3x8x8xf32>, %labels: tensor<2xi64>) -> tensor<f32> {
+  %w = fluid.get_param @rw : tensor<4x3x3x3xf32>
+  %c = fluid.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>
+  %r = fluid.relu %c : tensor<2x4x8x8xf32>
+  %p = fluid.global_avg_pool %r : tensor<2x4x8x8xf32> -> tensor<2x4x1x1xf32>
+  %f = fluid.flatten %p : tensor<2x4x1x1xf32> -> tensor<2x4xf32>
+  %l = fluid.softmax_cross_entropy %f, %labels : tensor<2x4xf32>, tensor<2xi64> -> tensor<f32>
+  return %l : tensor<f32>
+}

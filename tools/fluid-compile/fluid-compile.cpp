@@ -81,6 +81,12 @@ static cl::opt<std::string> precisionName(
              "docs/PRECISION.md)"),
     cl::init("tf32"), cl::value_desc("fp32|tf32|bf16|fp16"),
     cl::cat(compileCategory));
+static cl::opt<bool> f32Activations(
+    "f32-activations",
+    cl::desc("With --precision bf16|fp16: keep activations in f32 (only the "
+             "tensor-core inputs 16-bit; --fluid-mixed-precision's "
+             "store-activations=false), to measure the effect"),
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<std::string> emitKind(
     "emit",
     cl::desc("What to write: exe (default; the training executable), cpp "
@@ -311,6 +317,9 @@ int main(int argc, char **argv) {
     return fail("--precision must be fp32, tf32, bf16 or fp16, got '" +
                 precisionName + "'");
   const bool sixteenBits = precisionName == "bf16" || precisionName == "fp16";
+  if (f32Activations && !sixteenBits)
+    return fail("--f32-activations needs --precision bf16 or fp16 (with " +
+                precisionName + " every activation is f32 already)");
   options.tf32 = precisionName != "fp32";
   if (emitKind != "exe" && emitKind != "cpp" && emitKind != "buffers")
     return fail("--emit must be exe, cpp or buffers, got '" + emitKind + "'");
@@ -364,6 +373,7 @@ int main(int argc, char **argv) {
     if (sixteenBits) {
       FluidMixedPrecisionOptions mixed;
       mixed.precision = precisionName;
+      mixed.storeActivations = !f32Activations;
       pm.addPass(createFluidMixedPrecision(mixed));
     }
     progress("building the training step (" + options.trainingOptions + ")");

@@ -41,8 +41,12 @@ def FluidAppendBackward : Pass<"fluid-append-backward", "::mlir::ModuleOp"> {
     inputs, the images and non-trainable parameters (batch-norm running
     statistics) get no gradient code. The activations the backward pass
     needs are the forward ops' SSA results themselves, so the memory passes
-    later see exactly what is saved for the backward pass. A trainable
-    parameter that the loss does not depend on gets a zero gradient.
+    later see exactly what is saved for the backward pass; a value the
+    program stores in 16 bits (rounded by a `fluid.cast` to f16 or bf16 and
+    read through the cast back, as `--fluid-mixed-precision` writes it) is
+    read by the gradient rules as it is stored, so only the 16-bit copy is
+    kept. A trainable parameter that the loss does not depend on gets a
+    zero gradient.
 
     With `loss-scale` > 0 (dynamic loss scaling, for fp16 gradients), the
     backward pass starts from the value of a new f32 parameter
@@ -372,13 +376,31 @@ def FluidMixedPrecision : Pass<"fluid-mixed-precision", "::mlir::ModuleOp"> {
     cuda backend runs the 16-bit ops on cuDNN's and cuBLAS's tensor cores
     with f32 sums, and the cpu backend computes them in f32 and rounds
     their results once.
+
+    With `store-activations` (the default), activations are stored in 16
+    bits as autocast's are: every f32 value of rank 3 or more that an
+    activation function (relu, sigmoid, tanh) computes, or that another op
+    computes and more than one op or a non-elementwise op reads (a
+    residual stream, a pooling input), is rounded to the 16-bit type where
+    it is made and read through an exact widening cast, which fused regions
+    apply as they load (a view), so only the 16-bit copy is ever written; a
+    convolution or product reads the 16-bit value itself. The gradients
+    that flow back through these casts are rounded the same way. Values
+    that one elementwise op reads (batch norm's output into its ReLU) stay
+    inside their fused region in f32.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
-           "bf16 or fp16">
+           "bf16 or fp16">,
+    Option<"storeActivations", "store-activations", "bool",
+           /*default=*/"true",
+           "Store activations in 16 bits (false: only the tensor-core "
+           "inputs are 16-bit)">
   ];
   let statistics = [
     Statistic<"numOps", "ops", "Convolutions and products run in 16 bits">,
+    Statistic<"numStored", "stored",
+              "Activations stored in 16 bits">,
   ];
   let dependentDialects = ["::mlir::fluid::FluidDialect"];
 }
