@@ -12,7 +12,7 @@
 #     NAME-{fused,unfused}-cuda (fusion and batch norm's expansion on and
 #     off), for bench/fusion.sh, and NAME-bf16-cuda (--precision bf16),
 #     for bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow} in
-#     build/gpu-programs.
+#     build/gpu-programs, and resnet18-bf16-{cuda,cpu,cuda-unfused}.
 # Then run on the GPU machine (the device tool), carrying build/lib,
 # build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
 #   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh   and/or
@@ -65,6 +65,15 @@ compile "$programs/resnet18-cuda" cuda "$resnet18" resnet18 --batch 4 \
   --image-size 64 --classes 10
 compile "$programs/resnet18-cpu" cpu "$resnet18" resnet18 --batch 4 \
   --image-size 64 --classes 10
+# ResNet-18 in bf16 (activations stored 16-bit, so gradient sums of 16-bit
+# values run the runtime's 16-bit add), fused and not, against the cpu.
+for variant in "cuda:cuda" "cpu:cpu" "cuda-unfused:cuda --no-fuse-elementwise"; do
+  read -r -a flags <<< "${variant#*:}"
+  "$bin/fluid-compile" "$programs/resnet18-cuda.mlir" --backend "${flags[@]}" \
+    --training "$resnet18" --precision bf16 \
+    -o "$programs/resnet18-bf16-${variant%%:*}" --quiet
+done
+echo "compiled resnet18-bf16-{cuda,cpu,cuda-unfused}"
 # The generated kernels against the library ones (test/Runtime/compiled-gpu.py):
 # ResNet-18 without batch norm's expansion and without fusion, and a model of
 # every fusible op with gradients (test/Runtime/Inputs/fusion-ops.mlir; its

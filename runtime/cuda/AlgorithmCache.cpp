@@ -78,8 +78,11 @@ const char *mathName(cudnnMathType_t math) {
   return "?";
 }
 
+/// The dtypes of convolutions (cuDNN's data type; 16-bit ones compute in
+/// f32).
 const char *dtypeName(int32_t dtype) {
-  return dtype == FLUID_F64 ? "f64" : dtype == FLUID_F32 ? "f32" : "?";
+  const char *name = fluid_dtype_name(dtype);
+  return name ? name : "?";
 }
 
 const char *layoutName(cudnnTensorFormat_t layout) {
@@ -206,7 +209,8 @@ std::pair<ConvAlgoKey, ConvAlgoChoice> parseLine(const std::string &line) {
   in.pairField("pad", 0, key.padHeight, key.padWidth);
   in.pairField("dilation", 1, key.dilationHeight, key.dilationWidth);
   key.groups = in.intField("groups", 1);
-  key.dtype = in.enumField<int32_t>("dtype", {FLUID_F32, FLUID_F64}, dtypeName);
+  key.dtype = in.enumField<int32_t>(
+      "dtype", {FLUID_F32, FLUID_F64, FLUID_F16, FLUID_BF16}, dtypeName);
   key.layout = in.enumField<cudnnTensorFormat_t>(
       "layout", {CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NHWC}, layoutName);
   key.mathType = in.enumField<cudnnMathType_t>("math", kMathTypes, mathName);

@@ -21,6 +21,11 @@
 // Each thread reads all operands of an element (or vector) before writing
 // it, so the output may be the buffer of an operand of the output's shape.
 //
+// f16 and bf16 tensors are storage only, as on the cpu backend
+// (../cpu/Widen.h): each operand is widened to f32 exactly, the op runs in
+// f32, and the result is rounded once to nearest even (Widened below), so
+// both backends give the same bits.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FLUID_RUNTIME_CUDA_ELEMENTWISE_CUH
@@ -28,6 +33,9 @@
 
 #include "../cpu/Broadcasting.h"
 #include "KernelUtils.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <array>
@@ -73,6 +81,28 @@ struct ChannelView {
       return row - channelsDiv.div(row) * uint32_t(channels);
     }
     return (i / inner) % channels;
+  }
+};
+
+/// f16 and bf16 values widened to f32 (exact); f32 and f64 as they are.
+__device__ inline float widen(__half x) { return __half2float(x); }
+__device__ inline float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T> __device__ inline T widen(T x) { return x; }
+
+/// An f32 value rounded to nearest even in a 16-bit storage type.
+template <typename Storage> __device__ Storage narrow(float x);
+template <> __device__ inline __half narrow<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <> __device__ inline __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+/// `op` over the f32 values of 16-bit operands, rounded once to `Storage`.
+template <typename Storage, typename Op> struct Widened {
+  Op op;
+  template <typename... T> __device__ Storage operator()(T... x) const {
+    return narrow<Storage>(op(widen(x)...));
   }
 };
 
@@ -293,12 +323,19 @@ void launchElementwise(cudaStream_t stream, Out *out, const Shape &outShape,
   checkLaunch();
 }
 
+/// Fails (as unsupported) unless `t` is f32, f64, f16 or bf16 (the last two
+/// computed in f32).
+inline void requireElementwiseFloat(const CheckedTensor &t) {
+  if (!cpu::isFloat16Dtype(t.dtype()))
+    requireFloatDtype(t);
+}
+
 /// The checks of the cpu backend's mapBroadcast: float operands of one
 /// dtype, an output of that dtype and of the broadcast shape.
 template <size_t N>
 void checkFloatBroadcast(const std::array<const CheckedTensor *, N> &operands,
                          const CheckedTensor &output) {
-  requireFloatDtype(*operands[0]);
+  requireElementwiseFloat(*operands[0]);
   for (size_t k = 1; k < N; ++k)
     cpu::requireDtype(*operands[k], *operands[0]);
   cpu::requireDtype(output, *operands[0]);
@@ -313,18 +350,24 @@ void launchFloatElementwise(cudaStream_t stream,
   std::array<Shape, N> shapes;
   for (int k = 0; k < N; ++k)
     shapes[k] = in[k]->shape;
-  auto run = [&](auto zero) {
+  auto run = [&](auto zero, auto typedOp) {
     using T = decltype(zero);
     std::array<const T *, N> data;
     for (int k = 0; k < N; ++k)
       data[k] = in[k]->template data<T>();
     launchElementwise<T, T, N>(stream, output.data<T>(), output.shape, data,
-                               shapes, op);
+                               shapes, typedOp);
   };
-  if (output.dtype() == FLUID_F32)
-    run(float{});
-  else
-    run(double{});
+  switch (output.dtype()) {
+  case FLUID_F32:
+    return run(float{}, op);
+  case FLUID_F64:
+    return run(double{}, op);
+  case FLUID_F16:
+    return run(__half{}, Widened<__half, Op>{op});
+  default:
+    return run(__nv_bfloat16{}, Widened<__nv_bfloat16, Op>{op});
+  }
 }
 
 /// A float unary elementwise entry point: checks, then launches `op`.

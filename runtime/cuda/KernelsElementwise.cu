@@ -4,7 +4,8 @@
 // mul and div, all through the elementwise engine (Elementwise.cuh): the
 // same-shape case runs 16-byte vector loads, scalars and per-channel
 // operands stay on the flat path. Gradients compute in double and round
-// once, as the cpu backend does.
+// once, as the cpu backend does; f16 and bf16 compute in f32 and round once
+// more to their type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -133,7 +134,7 @@ fluid_status unaryGrad(const char *entryPoint, fluid_cuda_context *context,
         checkTensor(context, gradOutputDesc, "grad_output");
     CheckedTensor output = checkTensor(context, outputDesc, "output");
     CheckedTensor gradInput = checkTensor(context, gradInputDesc, "grad_input");
-    requireFloatDtype(output);
+    requireElementwiseFloat(output);
     cpu::requireDtype(gradOutput, output);
     cpu::requireDtype(gradInput, output);
     cpu::requireShape(gradOutput, output.shape);

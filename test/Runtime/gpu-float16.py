@@ -21,6 +21,15 @@ output's largest magnitude for the f32 sums' different order (K terms of
 at most 2^-24 relative error each: far below that for the sizes here). The
 note of each case gives the largest difference in such units.
 
+The elementwise kernels (unary and broadcasting binary arithmetic,
+activations and their gradients) in f16 and bf16: both backends widen each
+operand to f32, compute in f32 and round once, so the bits must be equal
+(NaN only as NaN); sigmoid and tanh and their gradients call the math
+library's exp and tanh, whose f32 results may differ by an f32 ulp, so
+they must be within one unit in the last place of the 16-bit type. Shapes:
+one of 16-byte vectors, a per-channel operand, a scalar, and an odd count
+(a scalar tail).
+
 Operands of mixed 16-bit and f32 dtypes are errors.
 
   usage: gpu-float16.py path/to/libfluid_runtime.so
@@ -88,12 +97,25 @@ def download(t, code):
     return Half(out, code) if code in (F16, BF16) else out
 
 
+# Elementwise kernels: name -> number of tensor operands (the output
+# last), and whether they must match the cpu bitwise.
+ELEMENTWISE = {"add": (3, True), "sub": (3, True), "mul": (3, True),
+               "div": (3, True), "relu": (2, True), "neg": (2, True),
+               "relu_grad": (3, True), "sigmoid": (2, False),
+               "tanh": (2, False), "sigmoid_grad": (3, False),
+               "tanh_grad": (3, False)}
+
+
 def set_signatures(lib):
-    """cast's (fluidcuda.load sets the other kernels')."""
-    lib.fluid_cpu_cast.argtypes = [TENSOR] * 2
-    lib.fluid_cpu_cast.restype = ctypes.c_int32
-    lib.fluid_cuda_cast.argtypes = [ctypes.c_void_p] + [TENSOR] * 2
-    lib.fluid_cuda_cast.restype = ctypes.c_int32
+    """cast's and the elementwise kernels' (fluidcuda.load sets the other
+    kernels')."""
+    for name, tensors in [("cast", 2)] + [
+            (op, n) for op, (n, _) in ELEMENTWISE.items()]:
+        getattr(lib, "fluid_cpu_" + name).argtypes = [TENSOR] * tensors
+        getattr(lib, "fluid_cpu_" + name).restype = ctypes.c_int32
+        getattr(lib, "fluid_cuda_" + name).argtypes = \
+            [ctypes.c_void_p] + [TENSOR] * tensors
+        getattr(lib, "fluid_cuda_" + name).restype = ctypes.c_int32
 
 
 def special_values(code):
@@ -353,6 +375,53 @@ def linear_case(suite, ctx, code):
     return body
 
 
+def elementwise_case(suite, ctx, code, op, shapes):
+    """fluid_cuda_<op> against fluid_cpu_<op> on 16-bit operands of
+    `shapes` (the output's is their broadcast)."""
+    lib = suite.lib
+    tensors, exact = ELEMENTWISE[op]
+
+    def body():
+        out_shape = np.broadcast_shapes(*shapes)
+        operands = []
+        for k, shape in enumerate(shapes):
+            values = suite.randn(*shape) * 3
+            if op == "div" and k == 1:
+                values = np.where(np.abs(values) < 0.1, 0.5, values)
+            if op in ("sigmoid_grad", "tanh_grad") and k == 1:
+                values = np.tanh(values)  # an output of the activation
+            operands.append(to_half(lib, values, code))
+        want = np.zeros(out_shape, np.uint16)
+        fluidrt.check(lib, getattr(lib, "fluid_cpu_" + op)(
+            *[desc(x.bits, code) for x in operands], desc(want, code)))
+        device = [upload(ctx, x) for x in operands]
+        out = ctx.upload(np.full(out_shape, 0x7E7E, np.uint16), code)
+        ctx(op, *device, out)
+        got, want = download(out, code), Half(want, code)
+        for t in device + [out]:
+            t.free()
+        if exact:
+            if not bitwise_equal(got, want):
+                g, w = widen_bits(got), widen_bits(want)
+                bad = np.flatnonzero(~((g == w) | (np.isnan(g) & np.isnan(w))))
+                raise AssertionError(f"{len(bad)} of {g.size} elements differ;"
+                                     f" first at {bad[0]}: cuda "
+                                     f"{g.flat[bad[0]]!r}, cpu "
+                                     f"{w.flat[bad[0]]!r}")
+            return f"{got.bits.size} elements bitwise equal"
+        return f"ulps: {expect_within_ulp(got, want, code, op):.2f}"
+    return body
+
+
+ELEMENTWISE_SHAPES = [
+    ("same shape", lambda n: [[2, 64, 8, 8]] * n),
+    ("per-channel", lambda n: [[2, 64, 8, 8], [64, 1, 1]] + [[2, 64, 8, 8]]
+     * (n - 2)),
+    ("scalar", lambda n: [[2, 64, 8, 8], []]),
+    ("odd count", lambda n: [[1001]] * n),
+]
+
+
 def mixed_dtype_case(suite, ctx):
     def body():
         x = to_half(suite.lib, suite.randn(1, 2, 5, 5), BF16)
@@ -395,6 +464,13 @@ def main():
                            matmul_case(suite, ctx, code, *mm))
             suite.case(f"linear {NAMES[code]} with bias",
                        linear_case(suite, ctx, code))
+            for op, (tensors, _) in ELEMENTWISE.items():
+                binary = op in ("add", "sub", "mul", "div")
+                for name, shapes in ELEMENTWISE_SHAPES:
+                    if not binary and name in ("per-channel", "scalar"):
+                        continue
+                    suite.case(f"{op} {NAMES[code]} {name}", elementwise_case(
+                        suite, ctx, code, op, shapes(tensors - 1)))
         suite.case("conv2d bf16 input with f32 filter",
                    mixed_dtype_case(suite, ctx))
     suite.finish()

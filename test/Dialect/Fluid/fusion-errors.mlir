@@ -127,7 +127,7 @@ func.func @view_of_computed(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 func.func @view_yielded(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<1x3xf32>) {
   %r:2 = fluid.fusion ins(%x : tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<1x3xf32>) {
   ^bb0(%a: tensor<2x3xf32>):
-    // expected-error @+1 {{'fluid.slice' op result is read by 'fluid.yield'; only the region's elementwise ops may read a view}}
+    // expected-error @+1 {{'fluid.slice' op result is read by 'fluid.yield'; only the region's elementwise ops and sums may read a view}}
     %s = fluid.slice %a {axis = 0 : i64, offset = 0 : i64} : tensor<2x3xf32> -> tensor<1x3xf32>
     %m = fluid.mul %a, %s : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<2x3xf32>
     fluid.yield %m, %s : tensor<2x3xf32>, tensor<1x3xf32>

@@ -148,11 +148,14 @@ LogicalResult FusionOp::verifyRegions() {
         return op.emitOpError() << "is a view of a value the fused region "
                                    "computes; a view may only apply to an "
                                    "input (or a view of one)";
+      // (A sum reads its input at the iteration shape, checked below.)
       for (Operation *user : op.getUsers())
-        if (!isFusibleElementwise(user) && !isFusibleView(user))
+        if (!isFusibleElementwise(user) && !isFusibleView(user) &&
+            !isFusibleReduction(user))
           return op.emitOpError()
                  << "result is read by '" << user->getName()
-                 << "'; only the region's elementwise ops may read a view";
+                 << "'; only the region's elementwise ops and sums may read "
+                    "a view";
       continue;
     }
     if (isFusibleReduction(&op)) {
