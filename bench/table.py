@@ -11,7 +11,8 @@ A run with a log but no JSON, a JSON with "error", or a missing file is
 printed as "failed" (with the last line of its log when there is one).
 
 Table 1: model, system, images/s median (min-max), step ms median, peak
-memory, and Fluid's ratios against each PyTorch row of the same model.
+memory, and Fluid's ratios against each PyTorch row of the same model and
+precision (bf16 rows against Fluid's bf16 row).
 Table 2 (one per Fluid run with a non-empty "profile" list): op class,
 ms/step, share of the profiled time, launches.
 Only the standard library is used.
@@ -171,6 +172,14 @@ def ratio(a, b):
     return "%.2f×" % (a / b)
 
 
+def precision_of(system):
+    """The 16-bit precision named in a system label, or "" for f32/TF32."""
+    for token in ("bf16", "fp16"):
+        if re.search(r"\b%s\b" % token, system):
+            return token
+    return ""
+
+
 def system_rank(system):
     try:
         return SYSTEM_ORDER.index(system)
@@ -220,8 +229,11 @@ def main_table(runs, out):
     for model in models:
         rows = [r for r in runs if r.model == model and not r.is_profile_run]
         rows.sort(key=lambda r: (system_rank(r.system), r.system))
-        fluid = next((r for r in rows if r.is_fluid and r.ok), None)
         for r in rows:
+            # Ratios compare Fluid and PyTorch at the same precision.
+            fluid = next((f for f in rows if f.is_fluid and f.ok and
+                          precision_of(f.system) == precision_of(r.system)),
+                         None)
             if not r.ok:
                 out.append("| %s | %s | failed: %s | — | — | — | — |" % (
                     md(model), md(r.system), md(shorten(r.failure))))

@@ -45,8 +45,14 @@ private:
   void findDifferentiableValues();
   /// Applies `op`'s gradient rule, given the gradients of its results.
   LogicalResult differentiate(Operation *op);
-  /// Adds `grad` to the gradient of `value` (if `value` needs one).
+  /// Adds `grad` to the gradient of `value` (if `value` needs one). The
+  /// gradient of an f16 or bf16 value is summed in f32 (its accumulation
+  /// type): 16-bit contributions are widened (exactly), and the f32
+  /// gradient of a widening cast's result passes as it is.
   void accumulate(Value value, Value grad);
+  /// The gradient of `value` in `value`'s type (a 16-bit value's f32 sum
+  /// rounded once, the same cast for every rule that reads it), or null.
+  Value gradOf(Value value);
 
   /// A rank-0 constant of `type`'s element type.
   Value scalar(Location loc, RankedTensorType type, double value);
@@ -66,8 +72,19 @@ private:
   OpBuilder builder;
   double lossScale;
   DenseSet<Value> differentiable;
-  DenseMap<Value, Value> grads;
+  /// Gradients in their accumulation type, and the 16-bit roundings made.
+  DenseMap<Value, Value> grads, rounded;
 };
+
+/// f32 for f16 and bf16 tensors (their gradients' accumulation type);
+/// every other type as it is.
+static Type accumulationType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor ||
+      !(tensor.getElementType().isF16() || tensor.getElementType().isBF16()))
+    return type;
+  return tensor.clone(Float32Type::get(type.getContext()));
+}
 
 void BackwardBuilder::findDifferentiableValues() {
   func.walk([&](Operation *op) {
@@ -89,9 +106,22 @@ void BackwardBuilder::findDifferentiableValues() {
 void BackwardBuilder::accumulate(Value value, Value grad) {
   if (!differentiable.contains(value))
     return;
+  Type sumType = accumulationType(value.getType());
+  if (grad.getType() != sumType)
+    grad = CastOp::create(builder, grad.getLoc(), sumType, grad);
   auto [it, inserted] = grads.try_emplace(value, grad);
   if (!inserted)
     it->second = AddOp::create(builder, grad.getLoc(), it->second, grad);
+}
+
+Value BackwardBuilder::gradOf(Value value) {
+  Value grad = grads.lookup(value);
+  if (!grad || grad.getType() == value.getType())
+    return grad;
+  Value &cast = rounded[value];
+  if (!cast)
+    cast = CastOp::create(builder, grad.getLoc(), value.getType(), grad);
+  return cast;
 }
 
 Value BackwardBuilder::scalar(Location loc, RankedTensorType type,
@@ -125,7 +155,6 @@ static SmallVector<int64_t> keptShape(RankedTensorType input,
 
 LogicalResult BackwardBuilder::differentiate(Operation *op) {
   Location loc = op->getLoc();
-  auto gradOf = [&](Value v) { return grads.lookup(v); };
   auto needs = [&](Value v) { return differentiable.contains(v); };
   auto tensorType = [](Value v) { return cast<RankedTensorType>(v.getType()); };
 
@@ -368,11 +397,18 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
         // Between float types: the gradient converts back (the inputs of
         // --fluid-mixed-precision's 16-bit ops; their gradients reach the
         // f32 parameters this way).
-        if (!isFloatTensor(castOp.getInput().getType()))
+        // An f32 gradient of a 16-bit result (its accumulation type) goes
+        // to an f32 input as it is, and that of a widening cast's result
+        // to its 16-bit input's f32 sum: the two casts that store an
+        // activation in 16 bits do not round its gradient.
+        Value input = castOp.getInput();
+        if (!isFloatTensor(input.getType()))
           return success();
-        accumulate(castOp.getInput(),
-                   CastOp::create(builder, loc, castOp.getInput().getType(),
-                                  gradOf(castOp.getOutput())));
+        Value dy = grads.lookup(castOp.getOutput());
+        Type want = accumulationType(input.getType());
+        if (dy.getType() != want)
+          dy = CastOp::create(builder, loc, want, dy);
+        accumulate(input, dy);
         return success();
       })
       .Case([&](NegOp neg) {
@@ -534,7 +570,7 @@ LogicalResult BackwardBuilder::build() {
       trainable.push_back(param);
   for (Operation *op : forward)
     if (auto get = dyn_cast<GetParamOp>(op))
-      if (Value grad = grads.lookup(get.getResult())) {
+      if (Value grad = gradOf(get.getResult())) {
         Value &sum = paramGrads[get.getName()];
         sum = sum ? AddOp::create(builder, get.getLoc(), sum, grad) : grad;
       }
@@ -592,6 +628,17 @@ LogicalResult BackwardBuilder::build() {
     resultTypes.push_back(v.getType());
   func.setType(builder.getFunctionType(func.getArgumentTypes(), resultTypes));
   func.setAllResultAttrs(resultAttrs);
+
+  // The widening of a stored 16-bit copy that neither the forward ops nor
+  // the gradient rules read (a value only 16-bit ops read, whose gradient
+  // rules need no activation: a max pool's output read by convolutions)
+  // would only cost a kernel.
+  for (Operation *op : llvm::reverse(forward))
+    if (auto wide = dyn_cast<CastOp>(op);
+        wide && wide.use_empty() && isFloatTensor(wide.getType()) &&
+        accumulationType(wide.getInput().getType()) == wide.getType() &&
+        wide.getInput().getType() != wide.getType())
+      wide.erase();
   return success();
 }
 

@@ -23,8 +23,10 @@
 //   only if no op outside the group reads the group's values before it;
 //   this keeps every use after its definition and rules out any cycle
 //   through an unfused op (a path that leaves the group and comes back).
-// - A group of one op stays that op: the runtime's kernel for it is as
-//   fast as a generated one.
+// - A group of one op stays that op (the runtime's kernel for it is as
+//   fast as a generated one), unless it reads a 16-bit value through a
+//   widening cast: as a region it reads the 16-bit buffer, and the cast
+//   costs no kernel and no f32 copy.
 // - A region has at most `max-buffers` inputs and results together (kernel
 //   parameters are limited).
 // - An input that is a view of another value (a slice at offset 0, a
@@ -196,9 +198,19 @@ void FunctionFuser::group() {
   }
 }
 
+/// Whether `op` reads an operand through a widening cast that a region
+/// would apply as a view.
+static bool readsWideningView(Operation *op) {
+  return llvm::any_of(op->getOperands(), [](Value operand) {
+    Operation *producer = operand.getDefiningOp();
+    return producer && isa<CastOp>(producer) && isFusibleView(producer);
+  });
+}
+
 void FunctionFuser::materialize() {
   for (Members &members : groups) {
-    if (members.size() < 2)
+    if (members.empty() ||
+        (members.size() == 1 && !readsWideningView(members.front())))
       continue;
     DenseSet<Operation *> inside(members.begin(), members.end());
     SetVector<Value> inputs, outputs;

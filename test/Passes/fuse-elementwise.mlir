@@ -203,3 +203,25 @@ func.func @widening_cast(%y: tensor<2x4x3x3xbf16>) -> tensor<2x4x3x3xbf16> {
   %b = fluid.cast %z : tensor<2x4x3x3xf32> -> tensor<2x4x3x3xbf16>
   return %b : tensor<2x4x3x3xbf16>
 }
+
+// -----
+
+// One op that reads 16-bit values through widening casts (the f32 sum of
+// two bf16 gradients) is a region of its own: it reads the bf16 buffers,
+// and no f32 copy is written. Without such a view it stays an op.
+// CHECK-LABEL: func.func @one_op_widening
+// CHECK: %[[SUM:.+]] = fluid.fusion ins(%arg0, %arg1 : tensor<2x4x3x3xbf16>, tensor<2x4x3x3xbf16>) -> (tensor<2x4x3x3xf32>)
+// CHECK: fluid.cast %{{.+}} : tensor<2x4x3x3xbf16> -> tensor<2x4x3x3xf32>
+// CHECK: fluid.cast %{{.+}} : tensor<2x4x3x3xbf16> -> tensor<2x4x3x3xf32>
+// CHECK: fluid.add
+// CHECK: fluid.yield
+// CHECK-NOT: fluid.fusion
+// CHECK: %[[PLAIN:.+]] = fluid.add %arg2, %arg2 : tensor<2x4x3x3xf32>
+// CHECK: return %[[SUM]], %[[PLAIN]]
+func.func @one_op_widening(%a: tensor<2x4x3x3xbf16>, %b: tensor<2x4x3x3xbf16>, %c: tensor<2x4x3x3xf32>) -> (tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>) {
+  %x = fluid.cast %a : tensor<2x4x3x3xbf16> -> tensor<2x4x3x3xf32>
+  %y = fluid.cast %b : tensor<2x4x3x3xbf16> -> tensor<2x4x3x3xf32>
+  %s = fluid.add %x, %y : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32> -> tensor<2x4x3x3xf32>
+  %p = fluid.add %c, %c : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32> -> tensor<2x4x3x3xf32>
+  return %s, %p : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>
+}

@@ -72,15 +72,17 @@ func.func @biases(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4
 
 // A stored activation's gradient rule reads the 16-bit copy (through its
 // widening), never the f32 value: relu_grad reads the widened copy, so only
-// the bf16 one is kept for the backward pass; the gradient flowing back
-// through the two casts is rounded to bf16 too.
+// the bf16 one is kept for the backward pass. The gradient of a 16-bit
+// value is summed in f32, so the one flowing back through the two casts is
+// not rounded: the pool's gradient reaches relu_grad as it is.
 // RUN: fluid-opt %s --fluid-mixed-precision '--fluid-build-training=optimizer=sgd lr=0.1 func=relu_loss' | FileCheck %s --check-prefix=STORED
 // STORED-LABEL: func.func @relu_loss
 // STORED: %[[R:.*]] = fluid.relu %{{.*}} : tensor<2x4x8x8xf32>
 // STORED-NEXT: %[[R16:.*]] = fluid.cast %[[R]] : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xbf16>
 // STORED-NEXT: %[[RW:.*]] = fluid.cast %[[R16]] : tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xf32>
 // STORED-NOT: %[[R]]
-// STORED: fluid.relu_grad %{{.*}}, %[[RW]] : tensor<2x4x8x8xf32>
+// STORED: %[[DY:.*]] = fluid.div %{{.*}} : tensor<2x4x8x8xf32>, tensor<f32> -> tensor<2x4x8x8xf32>
+// STORED-NEXT: fluid.relu_grad %[[DY]], %[[RW]] : tensor<2x4x8x8xf32>
 // STORED-NOT: %[[R]]
 // STORED: return
 fluid.param @rw : tensor<4x3x3x3xf32> init ones
@@ -90,6 +92,41 @@ func.func @relu_loss(%x: tensor<2x3x8x8xf32>, %labels: tensor<2xi64>) -> tensor<
   %r = fluid.relu %c : tensor<2x4x8x8xf32>
   %p = fluid.global_avg_pool %r : tensor<2x4x8x8xf32> -> tensor<2x4x1x1xf32>
   %f = fluid.flatten %p : tensor<2x4x1x1xf32> -> tensor<2x4xf32>
+  %l = fluid.softmax_cross_entropy %f, %labels : tensor<2x4xf32>, tensor<2xi64> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// A stored value that two convolutions read (a max pool's output): the
+// gradients of its 16-bit copy, two bf16 grad_inputs, are widened and
+// summed in f32, and that sum goes through the casts to the pool's
+// gradient unrounded. The copy's widening, which no op reads (the convs
+// read the 16-bit copy; the pool's gradient reads no activation), is gone.
+// RUN: fluid-opt %s --fluid-mixed-precision '--fluid-build-training=optimizer=sgd lr=0.1 func=fork_loss' | FileCheck %s --check-prefix=FORK
+// FORK-LABEL: func.func @fork_loss
+// FORK: %[[P:.*]] = fluid.max_pool2d %{{.*}} -> tensor<2x4x4x4xf32>
+// FORK-NEXT: %[[P16:.*]] = fluid.cast %[[P]] : tensor<2x4x4x4xf32> -> tensor<2x4x4x4xbf16>
+// FORK-NOT: fluid.cast %[[P16]]
+// FORK: %[[GA:.*]] = fluid.conv2d_grad_input %{{.*}} -> tensor<2x4x4x4xbf16>
+// FORK-NEXT: %[[GAW:.*]] = fluid.cast %[[GA]] : tensor<2x4x4x4xbf16> -> tensor<2x4x4x4xf32>
+// FORK: %[[GB:.*]] = fluid.conv2d_grad_input %{{.*}} -> tensor<2x4x4x4xbf16>
+// FORK-NEXT: %[[GBW:.*]] = fluid.cast %[[GB]] : tensor<2x4x4x4xbf16> -> tensor<2x4x4x4xf32>
+// FORK-NEXT: %[[SUM:.*]] = fluid.add %[[GAW]], %[[GBW]] : tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32> -> tensor<2x4x4x4xf32>
+// FORK-NOT: fluid.cast %[[SUM]]
+// FORK: fluid.max_pool2d_grad %[[SUM]], %{{.*}} {{.*}} : tensor<2x4x4x4xf32>, tensor<2x4x8x8xf32>
+fluid.param @fw1 : tensor<4x3x3x3xf32> init ones
+fluid.param @fw2 : tensor<4x4x1x1xf32> init ones
+fluid.param @fw3 : tensor<4x4x1x1xf32> init ones
+func.func @fork_loss(%x: tensor<2x3x8x8xf32>, %labels: tensor<2xi64>) -> tensor<f32> {
+  %w1 = fluid.get_param @fw1 : tensor<4x3x3x3xf32>
+  %w2 = fluid.get_param @fw2 : tensor<4x4x1x1xf32>
+  %w3 = fluid.get_param @fw3 : tensor<4x4x1x1xf32>
+  %c = fluid.conv2d %x, %w1 {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>
+  %p = fluid.max_pool2d %c {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x4x8x8xf32> -> tensor<2x4x4x4xf32>
+  %a = fluid.conv2d %p, %w2 : (tensor<2x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<2x4x4x4xf32>
+  %b = fluid.conv2d %p, %w3 : (tensor<2x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<2x4x4x4xf32>
+  %s = fluid.add %a, %b : tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32> -> tensor<2x4x4x4xf32>
+  %g = fluid.global_avg_pool %s : tensor<2x4x4x4xf32> -> tensor<2x4x1x1xf32>
+  %f = fluid.flatten %g : tensor<2x4x1x1xf32> -> tensor<2x4xf32>
   %l = fluid.softmax_cross_entropy %f, %labels : tensor<2x4xf32>, tensor<2xi64> -> tensor<f32>
   return %l : tensor<f32>
 }
