@@ -167,20 +167,22 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
                          builder, loc, conv.getInput().getType(), dy,
                          conv.getFilter(), conv.getStridesAttr(),
                          conv.getPaddingAttr(), conv.getDilationAttr(),
-                         conv.getGroupsAttr()));
+                         conv.getGroupsAttr(), conv.getChannelsLastAttr()));
         if (needs(conv.getFilter()))
           accumulate(conv.getFilter(),
                      Conv2DGradFilterOp::create(
                          builder, loc, conv.getFilter().getType(), dy,
                          conv.getInput(), conv.getStridesAttr(),
                          conv.getPaddingAttr(), conv.getDilationAttr(),
-                         conv.getGroupsAttr()));
+                         conv.getGroupsAttr(), conv.getChannelsLastAttr()));
         if (conv.getBias() && needs(conv.getBias()))
-          accumulate(
-              conv.getBias(),
-              ReduceSumOp::create(builder, loc, dy,
-                                  builder.getDenseI64ArrayAttr({0, 2, 3}),
-                                  /*keep_dims=*/false));
+          accumulate(conv.getBias(),
+                     ReduceSumOp::create(builder, loc, dy,
+                                         builder.getDenseI64ArrayAttr(
+                                             conv.getChannelsLast()
+                                                 ? ArrayRef<int64_t>{0, 1, 2}
+                                                 : ArrayRef<int64_t>{0, 2, 3}),
+                                         /*keep_dims=*/false));
         return success();
       })
       .Case([&](BatchNormOp bn) {
@@ -329,6 +331,16 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
         Value input = reshape->getOperand(0);
         accumulate(input, ReshapeOp::create(builder, loc, input.getType(),
                                             gradOf(reshape->getResult(0))));
+        return success();
+      })
+      .Case([&](TransposeOp transpose) {
+        ArrayRef<int64_t> permutation = transpose.getPermutation();
+        SmallVector<int64_t> inverse(permutation.size());
+        for (auto [i, d] : llvm::enumerate(permutation))
+          inverse[d] = static_cast<int64_t>(i);
+        accumulate(transpose.getInput(),
+                   TransposeOp::create(builder, loc,
+                                       gradOf(transpose.getOutput()), inverse));
         return success();
       })
       .Case([&](ConcatOp concat) {

@@ -452,6 +452,11 @@ LogicalResult FunctionRun::execute(Operation *op) {
             fluid_tensor x = in(s.getInput());
             return fluid_cpu_slice(&x, o, s.getAxis(), s.getOffset());
           })
+          .Case([&](TransposeOp t) {
+            fluid_transpose_params p = transposeParams(t);
+            fluid_tensor x = in(t.getInput());
+            return fluid_cpu_transpose(&x, o, &p);
+          })
           // Gradients.
           .Case([&](Conv2DGradInputOp c) {
             fluid_conv2d_params p = convParams(c);

@@ -600,7 +600,8 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
     return paramStruct("fluid_conv2d_params", "Conv2d",
                        "{" + intArray(p.strides) + ", " + intArray(p.padding) +
                            ", " + intArray(p.dilation) + ", " +
-                           std::to_string(p.groups) + "}");
+                           std::to_string(p.groups) + ", " +
+                           std::to_string(p.channels_last) + "}");
   };
   auto maxPool = [&](fluid_max_pool2d_params p) {
     return paramStruct("fluid_max_pool2d_params", "MaxPool2d",
@@ -673,6 +674,15 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
       .Case([&](SliceOp op) {
         trailing.push_back(std::to_string(op.getAxis()));
         trailing.push_back(std::to_string(op.getOffset()));
+      })
+      .Case([&](TransposeOp op) {
+        fluid_transpose_params p = transposeParams(op);
+        trailing.push_back(paramStruct(
+            "fluid_transpose_params", "Transpose",
+            "{" +
+                intList(ArrayRef<int64_t>(
+                    p.perm, std::min<int64_t>(p.rank, FLUID_MAX_RANK))) +
+                ", " + std::to_string(p.rank) + "}"));
       })
       .Case<SgdOp, SgdGroupOp>([&](auto op) {
         trailing.push_back(

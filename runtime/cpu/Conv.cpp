@@ -6,10 +6,15 @@
 // The taps that fall into the zero padding are skipped by computing, per
 // tap, the range of outputs that read inside the input.
 //
+// Channels-last operands (NHWC, filter [O,KH,KW,C/groups]) are transposed
+// into channels-first copies, convolved as above and the output transposed
+// back, so both layouts give the same bits.
+//
 //===----------------------------------------------------------------------===//
 
 #include "SlidingWindow.h"
 #include "TensorChecks.h"
+#include "Transpose.h"
 #include "Widen.h"
 
 #include "fluid/runtime/CpuKernels.h"
@@ -56,6 +61,24 @@ void conv2d(const T *input, const T *filter, const T *bias, T *output,
   }
 }
 
+/// conv2d in the layout of `g`.
+template <typename T>
+void conv2dInLayout(const T *input, const T *filter, const T *bias, T *output,
+                    const Conv2dGeometry &g) {
+  if (!g.channelsLast)
+    return conv2d(input, filter, bias, output, g);
+  const Conv2dGeometry nchw = g.channelsFirst();
+  const std::vector<T> x =
+      transposedCopy(input, g.inputShape(), kToChannelsFirst);
+  const std::vector<T> w =
+      transposedCopy(filter, g.filterShape(), kToChannelsFirst);
+  std::vector<T> y(static_cast<size_t>(g.batch * g.outChannels *
+                                       g.rows.outSize * g.cols.outSize));
+  conv2d(x.data(), w.data(), bias, y.data(), nchw);
+  transposeData(y.data(), nchw.outputShape(), kToChannelsLast, sizeof(T),
+                output);
+}
+
 } // namespace
 
 extern "C" fluid_status fluid_cpu_conv2d(const fluid_tensor *inputDesc,
@@ -78,23 +101,23 @@ extern "C" fluid_status fluid_cpu_conv2d(const fluid_tensor *inputDesc,
     requireRank(filter, 4);
 
     // The forward words indivisible input channels without naming the
-    // tensor (makeConv2dGeometry adds "(input dimension 1)"), and callers
-    // match that wording: checking first keeps it.
-    if (params->groups >= 1 && input.dim(1) % params->groups != 0)
-      fail("input channels " + std::to_string(input.dim(1)) +
+    // tensor (makeConv2dGeometry adds "(input dimension 1)", 3 channels
+    // last), and callers match that wording: checking first keeps it.
+    const int64_t channelDim = conv2dChannelDim(*params);
+    if (params->groups >= 1 && input.dim(channelDim) % params->groups != 0)
+      fail("input channels " + std::to_string(input.dim(channelDim)) +
            " are not divisible by groups " + std::to_string(params->groups));
-    Conv2dGeometry g =
-        makeConv2dGeometry(input, filter, params->strides, params->padding,
-                           params->dilation, params->groups);
+    Conv2dGeometry g = makeConv2dGeometry(input, filter, *params);
 
     checkOptionalBias(biasDesc, input, g.outChannels);
     requireShape(output, g.outputShape());
 
     dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      conv2d(input.data<T>(), filter.data<T>(),
-             biasDesc ? static_cast<const T *>(biasDesc->data) : nullptr,
-             output.data<T>(), g);
+      conv2dInLayout(input.data<T>(), filter.data<T>(),
+                     biasDesc ? static_cast<const T *>(biasDesc->data)
+                              : nullptr,
+                     output.data<T>(), g);
     });
   });
 }

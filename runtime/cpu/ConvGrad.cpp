@@ -6,10 +6,14 @@
 // a plane of double accumulators, the filter gradient sums, per tap, the
 // products of grad_output with the input cells that tap read.
 //
+// Channels-last operands are transposed into channels-first copies and the
+// gradient transposed back, as in Conv.cpp.
+//
 //===----------------------------------------------------------------------===//
 
 #include "SlidingWindow.h"
 #include "TensorChecks.h"
+#include "Transpose.h"
 #include "Widen.h"
 
 #include "fluid/runtime/CpuGradKernels.h"
@@ -103,11 +107,45 @@ Conv2dGeometry checkConvGrad(const CheckedTensor &gradOutput,
   requireRank(gradOutput, 4);
   requireRank(input, 4);
   requireRank(filter, 4);
-  Conv2dGeometry g =
-      makeConv2dGeometry(input, filter, params->strides, params->padding,
-                         params->dilation, params->groups);
+  Conv2dGeometry g = makeConv2dGeometry(input, filter, *params);
   requireShape(gradOutput, g.outputShape());
   return g;
+}
+
+/// conv2dGradInput in the layout of `g`.
+template <typename T>
+void conv2dGradInputInLayout(const T *gradOutput, const T *filter, T *gradInput,
+                             const Conv2dGeometry &g) {
+  if (!g.channelsLast)
+    return conv2dGradInput(gradOutput, filter, gradInput, g);
+  const Conv2dGeometry nchw = g.channelsFirst();
+  const std::vector<T> dy =
+      transposedCopy(gradOutput, g.outputShape(), kToChannelsFirst);
+  const std::vector<T> w =
+      transposedCopy(filter, g.filterShape(), kToChannelsFirst);
+  std::vector<T> dx(static_cast<size_t>(g.batch * g.inChannels * g.rows.extent *
+                                        g.cols.extent));
+  conv2dGradInput(dy.data(), w.data(), dx.data(), nchw);
+  transposeData(dx.data(), nchw.inputShape(), kToChannelsLast, sizeof(T),
+                gradInput);
+}
+
+/// conv2dGradFilter in the layout of `g`.
+template <typename T>
+void conv2dGradFilterInLayout(const T *gradOutput, const T *input,
+                              T *gradFilter, const Conv2dGeometry &g) {
+  if (!g.channelsLast)
+    return conv2dGradFilter(gradOutput, input, gradFilter, g);
+  const Conv2dGeometry nchw = g.channelsFirst();
+  const std::vector<T> dy =
+      transposedCopy(gradOutput, g.outputShape(), kToChannelsFirst);
+  const std::vector<T> x =
+      transposedCopy(input, g.inputShape(), kToChannelsFirst);
+  std::vector<T> dw(static_cast<size_t>(g.outChannels * g.inChannelsPerGroup() *
+                                        g.rows.kernel * g.cols.kernel));
+  conv2dGradFilter(dy.data(), x.data(), dw.data(), nchw);
+  transposeData(dw.data(), nchw.filterShape(), kToChannelsLast, sizeof(T),
+                gradFilter);
 }
 
 } // namespace
@@ -126,8 +164,8 @@ extern "C" fluid_status fluid_cpu_conv2d_grad_input(
     Conv2dGeometry g = checkConvGrad(gradOutput, gradInput, filter, params);
     dispatchFloat(gradOutput.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      conv2dGradInput(gradOutput.data<T>(), filter.data<T>(),
-                      gradInput.data<T>(), g);
+      conv2dGradInputInLayout(gradOutput.data<T>(), filter.data<T>(),
+                              gradInput.data<T>(), g);
     });
   });
 }
@@ -146,8 +184,8 @@ extern "C" fluid_status fluid_cpu_conv2d_grad_filter(
     Conv2dGeometry g = checkConvGrad(gradOutput, input, gradFilter, params);
     dispatchFloat(gradOutput.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      conv2dGradFilter(gradOutput.data<T>(), input.data<T>(),
-                       gradFilter.data<T>(), g);
+      conv2dGradFilterInLayout(gradOutput.data<T>(), input.data<T>(),
+                               gradFilter.data<T>(), g);
     });
   });
 }

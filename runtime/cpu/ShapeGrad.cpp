@@ -1,16 +1,20 @@
-//===- ShapeGrad.cpp - slice, the gradient of concat, on the cpu ----------===//
+//===- ShapeGrad.cpp - slice and transpose on the cpu ---------------------===//
 //
-// Data movement only, so it works on bytes and accepts every dtype. (The
-// gradient of reshape is a reshape back, fluid_cpu_reshape.)
+// slice is the gradient of concat; transpose its own gradient (by the
+// inverse permutation). Data movement only, so both work on bytes and
+// accept every dtype. (The gradient of reshape is a reshape back,
+// fluid_cpu_reshape.)
 //
 //===----------------------------------------------------------------------===//
 
 #include "TensorChecks.h"
+#include "Transpose.h"
 #include "Widen.h"
 
 #include "fluid/runtime/CpuGradKernels.h"
 
 #include <cstring>
+#include <vector>
 
 using namespace fluid::rt;
 using namespace fluid::rt::cpu;
@@ -51,5 +55,126 @@ extern "C" fluid_status fluid_cpu_slice(const fluid_tensor *inputDesc,
     for (int64_t o = 0; o < split.outer && chunkBytes > 0; ++o)
       std::memcpy(out + o * chunkBytes,
                   in + (o * split.length + offset) * innerBytes, chunkBytes);
+  });
+}
+
+void cpu::checkTranspose(const CheckedTensor &input,
+                         const CheckedTensor &output,
+                         const fluid_transpose_params *params) {
+  requireParams(params);
+  requireDtype(output, input);
+  const int64_t rank = params->rank;
+  if (rank < 0 || rank > FLUID_MAX_RANK)
+    fail("params rank " + std::to_string(rank) + " is outside [0, " +
+         std::to_string(FLUID_MAX_RANK) + "]");
+  if (input.rank() != rank)
+    fail("params rank " + std::to_string(rank) + " differs from input rank " +
+         std::to_string(input.rank()) + ", shape " + formatShape(input.shape));
+  requireRank(output, rank);
+  const std::string perm =
+      "perm " + formatShape(Shape(params->perm, params->perm + rank));
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t from = params->perm[d];
+    if (from < 0 || from >= rank)
+      fail(perm + " entry " + std::to_string(d) + " is " +
+           std::to_string(from) + ", outside [0, " + std::to_string(rank) +
+           ")");
+    if (seen[from])
+      fail(perm + " is not a permutation: " + std::to_string(from) +
+           " appears twice");
+    seen[from] = true;
+  }
+  requireShape(output, permuteShape(input.shape, params->perm));
+}
+
+Shape cpu::permuteShape(const Shape &shape, const int64_t *perm) {
+  Shape permuted(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    permuted[d] = shape[perm[d]];
+  return permuted;
+}
+
+namespace {
+
+/// out[i] = in[i * stride] for i in [0, count), elements of kSize bytes
+/// (a fixed-size memcpy: one load and one store, at any alignment).
+template <int64_t kSize>
+void gatherElements(const char *in, int64_t strideBytes, int64_t count,
+                    char *out) {
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(out + i * kSize, in + i * strideBytes, kSize);
+}
+
+} // namespace
+
+void cpu::transposeData(const void *input, const Shape &inputShape,
+                        const int64_t *perm, int64_t elementSize,
+                        void *output) {
+  const int64_t rank = static_cast<int64_t>(inputShape.size());
+  int64_t numel = 1;
+  for (int64_t size : inputShape)
+    numel *= size;
+  if (numel == 0)
+    return;
+  const char *in = static_cast<const char *>(input);
+  char *out = static_cast<char *>(output);
+
+  // The trailing output dimensions that are the trailing input dimensions,
+  // in order, make contiguous runs, each copied at once.
+  int64_t gathered = rank;
+  int64_t runBytes = elementSize;
+  while (gathered > 0 && perm[gathered - 1] == gathered - 1)
+    runBytes *= inputShape[--gathered];
+  if (gathered == 0) {
+    std::memcpy(out, in, numel * elementSize);
+    return;
+  }
+
+  // The other output dimensions: their sizes and input strides in bytes.
+  Shape inputStrides(rank);
+  for (int64_t d = rank - 1, stride = elementSize; d >= 0; --d) {
+    inputStrides[d] = stride;
+    stride *= inputShape[d];
+  }
+  Shape sizes(gathered), strides(gathered);
+  for (int64_t d = 0; d < gathered; ++d) {
+    sizes[d] = inputShape[perm[d]];
+    strides[d] = inputStrides[perm[d]];
+  }
+
+  // An odometer over the leading gathered dimensions; the innermost one is
+  // the loop below, over runs `innerStride` bytes apart in the input.
+  const int64_t innerSize = sizes.back(), innerStride = strides.back();
+  forEachRow(sizes, [&](const Shape &index) {
+    const char *from = in;
+    for (size_t d = 0; d < index.size(); ++d)
+      from += index[d] * strides[d];
+    if (runBytes == 1)
+      gatherElements<1>(from, innerStride, innerSize, out);
+    else if (runBytes == 2)
+      gatherElements<2>(from, innerStride, innerSize, out);
+    else if (runBytes == 4)
+      gatherElements<4>(from, innerStride, innerSize, out);
+    else if (runBytes == 8)
+      gatherElements<8>(from, innerStride, innerSize, out);
+    else
+      for (int64_t i = 0; i < innerSize; ++i)
+        std::memcpy(out + i * runBytes, from + i * innerStride, runBytes);
+    out += innerSize * runBytes;
+  });
+}
+
+extern "C" fluid_status
+fluid_cpu_transpose(const fluid_tensor *inputDesc, fluid_tensor *outputDesc,
+                    const fluid_transpose_params *params) {
+  // A permutation of bytes for any dtype, 16-bit ones included: no
+  // widening, so every bit pattern (NaN payloads too) is kept.
+  return guard("fluid_cpu_transpose", [&] {
+    CheckedTensor input = checkTensor(inputDesc, "input");
+    CheckedTensor output = checkTensor(outputDesc, "output");
+    checkTranspose(input, output, params);
+    transposeData(input.desc->data, input.shape, params->perm,
+                  fluid_dtype_size(input.dtype()), output.desc->data);
   });
 }

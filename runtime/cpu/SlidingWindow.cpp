@@ -54,37 +54,68 @@ void cpu::requireWindowsTouchInput(const WindowAxis &axis,
   }
 }
 
+Shape Conv2dGeometry::inputShape() const {
+  if (channelsLast)
+    return {batch, rows.extent, cols.extent, inChannels};
+  return {batch, inChannels, rows.extent, cols.extent};
+}
+
+Shape Conv2dGeometry::filterShape() const {
+  if (channelsLast)
+    return {outChannels, rows.kernel, cols.kernel, inChannelsPerGroup()};
+  return {outChannels, inChannelsPerGroup(), rows.kernel, cols.kernel};
+}
+
 Shape Conv2dGeometry::outputShape() const {
+  if (channelsLast)
+    return {batch, rows.outSize, cols.outSize, outChannels};
   return {batch, outChannels, rows.outSize, cols.outSize};
 }
 
-Conv2dGeometry
-cpu::makeConv2dGeometry(const CheckedTensor &input, const CheckedTensor &filter,
-                        const int64_t strides[2], const int64_t padding[4],
-                        const int64_t dilation[2], int64_t groups) {
+int64_t cpu::conv2dChannelDim(const fluid_conv2d_params &params) {
+  if (params.channels_last != 0 && params.channels_last != 1)
+    fail("channels_last must be 0 (NCHW) or 1 (NHWC), got " +
+         std::to_string(params.channels_last));
+  return params.channels_last ? 3 : 1;
+}
+
+Conv2dGeometry cpu::makeConv2dGeometry(const CheckedTensor &input,
+                                       const CheckedTensor &filter,
+                                       const fluid_conv2d_params &params) {
+  // Channels first: [N,C,H,W] and [O,C/groups,KH,KW]; channels last:
+  // [N,H,W,C] and [O,KH,KW,C/groups].
+  const int64_t channelDim = conv2dChannelDim(params);
+  const int64_t rowDim = params.channels_last ? 1 : 2;
+  const int64_t colDim = rowDim + 1;
+  const int64_t groups = params.groups;
   Conv2dGeometry g;
+  g.channelsLast = params.channels_last == 1;
   g.batch = input.dim(0);
-  g.inChannels = input.dim(1);
+  g.inChannels = input.dim(channelDim);
   g.outChannels = filter.dim(0);
   g.groups = groups;
   if (groups < 1)
     fail("groups must be >= 1, got " + std::to_string(groups));
   if (g.inChannels % groups != 0)
     fail("input channels " + std::to_string(g.inChannels) + " (" + input.name +
-         " dimension 1) are not divisible by groups " + std::to_string(groups));
+         " dimension " + std::to_string(channelDim) +
+         ") are not divisible by groups " + std::to_string(groups));
   if (g.outChannels % groups != 0)
     fail("output channels " + std::to_string(g.outChannels) + " (" +
          filter.name + " dimension 0) are not divisible by groups " +
          std::to_string(groups));
-  if (filter.dim(1) != g.inChannelsPerGroup())
+  if (filter.dim(channelDim) != g.inChannelsPerGroup())
     fail(filter.name + " shape " + formatShape(filter.shape) +
-         " needs dimension 1 = input channels / groups = " +
+         " needs dimension " + std::to_string(channelDim) +
+         " = input channels / groups = " +
          std::to_string(g.inChannelsPerGroup()));
-  g.rows = makeWindowAxis("height", input.dim(2), padding[0], padding[2],
-                          filter.dim(2), strides[0], dilation[0],
+  g.rows = makeWindowAxis("height", input.dim(rowDim), params.padding[0],
+                          params.padding[2], filter.dim(rowDim),
+                          params.strides[0], params.dilation[0],
                           /*ceilMode=*/false);
-  g.cols = makeWindowAxis("width", input.dim(3), padding[1], padding[3],
-                          filter.dim(3), strides[1], dilation[1],
+  g.cols = makeWindowAxis("width", input.dim(colDim), params.padding[1],
+                          params.padding[3], filter.dim(colDim),
+                          params.strides[1], params.dilation[1],
                           /*ceilMode=*/false);
   return g;
 }

@@ -14,6 +14,8 @@
 
 #include "TensorChecks.h"
 
+#include "fluid/runtime/CpuKernels.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -111,15 +113,31 @@ struct TapReads {
 
 /// The validated geometry of a conv2d and of its gradients: an input of
 /// shape [batch, inChannels, rows.extent, cols.extent] and a filter of shape
-/// [outChannels, inChannels / groups, rows.kernel, cols.kernel].
+/// [outChannels, inChannels / groups, rows.kernel, cols.kernel], or with
+/// channelsLast the input [batch, rows.extent, cols.extent, inChannels] and
+/// the filter [outChannels, rows.kernel, cols.kernel, inChannels / groups]
+/// (and the output channels last as well).
 struct Conv2dGeometry {
   int64_t batch, inChannels, outChannels, groups;
   WindowAxis rows, cols;
+  bool channelsLast = false;
 
   int64_t inChannelsPerGroup() const { return inChannels / groups; }
   int64_t outChannelsPerGroup() const { return outChannels / groups; }
-  /// [batch, outChannels, rows.outSize, cols.outSize].
+  /// The shapes of the operands in the geometry's layout: [batch,
+  /// inChannels, rows.extent, cols.extent], [outChannels, inChannels /
+  /// groups, rows.kernel, cols.kernel] and [batch, outChannels,
+  /// rows.outSize, cols.outSize], each with its channels moved last under
+  /// channelsLast.
+  Shape inputShape() const;
+  Shape filterShape() const;
   Shape outputShape() const;
+  /// The same convolution with channels-first operands.
+  Conv2dGeometry channelsFirst() const {
+    Conv2dGeometry g = *this;
+    g.channelsLast = false;
+    return g;
+  }
 
   /// The reads of filter tap (ky, kx) over a plane.
   TapReads tapReads(int64_t ky, int64_t kx) const {
@@ -130,14 +148,17 @@ struct Conv2dGeometry {
   }
 };
 
+/// The channel dimension of conv2d's input and output under `params`: 1
+/// for channels_last 0 (NCHW), 3 for 1 (NHWC); fails on any other value.
+int64_t conv2dChannelDim(const fluid_conv2d_params &params);
+
 /// Checks that `input` and `filter` (rank 4, already checked) make a conv2d
-/// with these attributes: groups divides both channel counts, the filter
+/// with these attributes, in the layout params.channels_last names:
+/// channels_last is 0 or 1, groups divides both channel counts, the filter
 /// has inChannels / groups channels, and the window attributes are valid.
 Conv2dGeometry makeConv2dGeometry(const CheckedTensor &input,
                                   const CheckedTensor &filter,
-                                  const int64_t strides[2],
-                                  const int64_t padding[4],
-                                  const int64_t dilation[2], int64_t groups);
+                                  const fluid_conv2d_params &params);
 
 /// The window of one pooling output (oh, ow): its taps inside the input,
 /// rows [kyBegin, kyEnd) by columns [kxBegin, kxEnd).

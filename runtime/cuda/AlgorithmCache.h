@@ -4,7 +4,8 @@
 // than the convolution itself, so its answer is kept per convolution
 // problem (flashlight's lesson: search once per shape, not per step). The
 // key is the full problem as cuDNN sees it: the pass (forward, backward
-// data, backward filter), input [N,C,H,W], filter [K,C/groups,R,S],
+// data, backward filter), input [N,C,H,W], filter [K,C/groups,R,S] (sizes
+// by meaning; the layout, nchw or nhwc, says how they are stored),
 // strides, padding, dilation, groups, dtype, layout and math type. The
 // choices persist in a small text file, so that a second run of the same
 // program searches nothing.

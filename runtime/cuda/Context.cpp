@@ -591,6 +591,14 @@ void TensorDescriptor::setNchw(int32_t dtype, int64_t n, int64_t c, int64_t h,
   setNchwStrided(dtype, dims, strides);
 }
 
+void TensorDescriptor::setNhwc(int32_t dtype, int64_t n, int64_t c, int64_t h,
+                               int64_t w) {
+  cudnnInt(n * c * h * w, "tensor extent (elements)");
+  FLUID_CUDNN_CHECK(cudnnSetTensor4dDescriptor(
+      desc_, CUDNN_TENSOR_NHWC, cudnnDataTypeOf(dtype), cudnnInt(n, "batch"),
+      cudnnInt(c, "channels"), cudnnInt(h, "height"), cudnnInt(w, "width")));
+}
+
 void TensorDescriptor::setNchwStrided(int32_t dtype, const int64_t dims[4],
                                       const int64_t strides[4]) {
   // cuDNN's legacy kernels index with int: the extent of the whole view
@@ -617,13 +625,24 @@ void FilterDescriptor::setKcrs(int32_t dtype, int64_t k, int64_t c, int64_t r,
       cudnnInt(r, "kernel height"), cudnnInt(s, "kernel width")));
 }
 
+void FilterDescriptor::setKrsc(int32_t dtype, int64_t k, int64_t c, int64_t r,
+                               int64_t s) {
+  cudnnInt(k * c * r * s, "filter elements");
+  FLUID_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
+      desc_, cudnnDataTypeOf(dtype), CUDNN_TENSOR_NHWC,
+      cudnnInt(k, "output channels"), cudnnInt(c, "input channels per group"),
+      cudnnInt(r, "kernel height"), cudnnInt(s, "kernel width")));
+}
+
 void cuda::addChannelBias(fluid_cuda_context *context, int32_t dtype,
-                          const void *bias, void *output, int64_t batch,
+                          const void *bias, void *output,
+                          cudnnTensorFormat_t layout, int64_t batch,
                           int64_t channels, int64_t height, int64_t width,
                           bool replace) {
+  // The bias, [1, channels, 1, 1], is the same memory in either layout.
   TensorDescriptor biasDesc, outputDesc;
-  biasDesc.setNchw(dtype, 1, channels, 1, 1);
-  outputDesc.setNchw(dtype, batch, channels, height, width);
+  biasDesc.setDense(dtype, layout, 1, channels, 1, 1);
+  outputDesc.setDense(dtype, layout, batch, channels, height, width);
   FLUID_CUDNN_CHECK(
       cudnnAddTensor(cudnnOf(context), scalarOne(dtype), biasDesc.get(), bias,
                      replace ? scalarZero(dtype) : scalarOne(dtype),

@@ -161,7 +161,19 @@ public:
   /// A dense NCHW tensor; fails (unsupported) when a size or stride
   /// exceeds cuDNN's int range.
   void setNchw(int32_t dtype, int64_t n, int64_t c, int64_t h, int64_t w);
-  /// An NCHW view with explicit element strides.
+  /// A dense NHWC tensor of dimensions [n, c, h, w] (channels innermost
+  /// in memory), as setNchw.
+  void setNhwc(int32_t dtype, int64_t n, int64_t c, int64_t h, int64_t w);
+  /// setNchw or setNhwc, by `layout` (CUDNN_TENSOR_NCHW or _NHWC).
+  void setDense(int32_t dtype, cudnnTensorFormat_t layout, int64_t n, int64_t c,
+                int64_t h, int64_t w) {
+    if (layout == CUDNN_TENSOR_NHWC)
+      setNhwc(dtype, n, c, h, w);
+    else
+      setNchw(dtype, n, c, h, w);
+  }
+  /// A view of dimensions [n, c, h, w] with explicit element strides (NCHW
+  /// or NHWC ones, or any other).
   void setNchwStrided(int32_t dtype, const int64_t dims[4],
                       const int64_t strides[4]);
 
@@ -181,6 +193,9 @@ public:
 
   /// A dense [K, C/groups, R, S] filter in NCHW (KCRS) order.
   void setKcrs(int32_t dtype, int64_t k, int64_t c, int64_t r, int64_t s);
+  /// The same filter stored [K, R, S, C/groups]: cuDNN's NHWC (KRSC)
+  /// order, the filter layout of NHWC convolutions.
+  void setKrsc(int32_t dtype, int64_t k, int64_t c, int64_t r, int64_t s);
 
   cudnnFilterDescriptor_t get() const { return desc_; }
 
@@ -190,11 +205,13 @@ private:
 
 /// output [batch, channels, height, width] += bias [channels] broadcast,
 /// or with `replace` output = bias broadcast (exact: nothing to add), on
-/// the context's stream (cudnnAddTensor, f32 blending).
+/// the context's stream (cudnnAddTensor, f32 blending). `layout` is the
+/// output's: CUDNN_TENSOR_NCHW, or CUDNN_TENSOR_NHWC (stored [batch,
+/// height, width, channels], the bias broadcast over its last dimension).
 void addChannelBias(fluid_cuda_context *context, int32_t dtype,
-                    const void *bias, void *output, int64_t batch,
-                    int64_t channels, int64_t height, int64_t width,
-                    bool replace);
+                    const void *bias, void *output, cudnnTensorFormat_t layout,
+                    int64_t batch, int64_t channels, int64_t height,
+                    int64_t width, bool replace);
 
 /// Owns a cudnnConvolutionDescriptor_t.
 class ConvolutionDescriptor {

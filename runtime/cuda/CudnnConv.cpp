@@ -26,6 +26,14 @@
 // strided view of the buffer. Symmetric padding, the common case, takes
 // none of this: cuDNN reads the caller's tensors directly.
 //
+// Channels last (channels_last = 1). The activations are described to
+// cuDNN as CUDNN_TENSOR_NHWC tensors and the filter [O,KH,KW,C/groups] as
+// an NHWC (KRSC) filter, so cuDNN reads and writes the caller's layout with
+// no transposes; the padded buffer is NHWC too, and the bias is added over
+// the output's last dimension. The layout is part of the algorithm cache's
+// key (layout=nhwc in the file, which has always spelled it out, so the
+// format is unchanged and older files load as they are).
+//
 //===----------------------------------------------------------------------===//
 
 #include "AlgorithmCache.h"
@@ -63,13 +71,19 @@ struct ConvLowering {
   int32_t dtype;
   cudnnMathType_t mathType;
   bool explicitPadding;
-  /// The input cuDNN reads: [N, C, paddedHeight, paddedWidth], the caller's
-  /// input starting at row extraTop, column extraLeft.
+  /// The input cuDNN reads: [N, C, paddedHeight, paddedWidth] (stored in
+  /// the convolution's layout), the caller's input starting at row
+  /// extraTop, column extraLeft.
   int64_t paddedHeight, paddedWidth, extraTop, extraLeft;
   /// What cuDNN pads on each side.
   int64_t padHeight, padWidth;
 
   int64_t elementSize() const { return fluid_dtype_size(dtype); }
+
+  /// The activations' layout: CUDNN_TENSOR_NHWC for channels last.
+  cudnnTensorFormat_t layout() const {
+    return g.channelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  }
 
   /// Bytes of the padded input buffer (0 without explicit padding).
   size_t paddedBytes() const {
@@ -104,7 +118,7 @@ struct ConvLowering {
     k.dilationWidth = g.cols.dilation;
     k.groups = g.groups;
     k.dtype = dtype;
-    k.layout = CUDNN_TENSOR_NCHW;
+    k.layout = layout();
     k.mathType = mathType;
     return k;
   }
@@ -148,10 +162,16 @@ struct ConvOperands {
 
   explicit ConvOperands(const ConvLowering &l) {
     const Conv2dGeometry &g = l.g;
-    x.setNchw(l.dtype, g.batch, g.inChannels, l.paddedHeight, l.paddedWidth);
-    w.setKcrs(l.dtype, g.outChannels, g.inChannelsPerGroup(), g.rows.kernel,
-              g.cols.kernel);
-    y.setNchw(l.dtype, g.batch, g.outChannels, g.rows.outSize, g.cols.outSize);
+    x.setDense(l.dtype, l.layout(), g.batch, g.inChannels, l.paddedHeight,
+               l.paddedWidth);
+    if (g.channelsLast)
+      w.setKrsc(l.dtype, g.outChannels, g.inChannelsPerGroup(), g.rows.kernel,
+                g.cols.kernel);
+    else
+      w.setKcrs(l.dtype, g.outChannels, g.inChannelsPerGroup(), g.rows.kernel,
+                g.cols.kernel);
+    y.setDense(l.dtype, l.layout(), g.batch, g.outChannels, g.rows.outSize,
+               g.cols.outSize);
     FLUID_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
         conv.get(), cudnnInt(l.padHeight, "padding"),
         cudnnInt(l.padWidth, "padding"), cudnnInt(g.rows.stride, "stride"),
@@ -477,7 +497,8 @@ prepare(fluid_cuda_context *context, ConvOperands &ops,
 }
 
 /// A dense input [N,C,H,W] and its place inside the padded buffer, as two
-/// descriptors of the same dimensions for cudnnTransformTensor.
+/// descriptors of the same dimensions for cudnnTransformTensor, both in the
+/// convolution's layout.
 struct PaddedView {
   TensorDescriptor dense;
   TensorDescriptor inBuffer;
@@ -488,10 +509,21 @@ struct PaddedView {
     const int64_t dims[4] = {g.batch, g.inChannels, g.rows.extent,
                              g.cols.extent};
     const int64_t plane = l.paddedHeight * l.paddedWidth;
-    const int64_t strides[4] = {g.inChannels * plane, plane, l.paddedWidth, 1};
-    dense.setNchw(l.dtype, dims[0], dims[1], dims[2], dims[3]);
-    inBuffer.setNchwStrided(l.dtype, dims, strides);
-    offsetBytes = (l.extraTop * l.paddedWidth + l.extraLeft) * l.elementSize();
+    dense.setDense(l.dtype, l.layout(), dims[0], dims[1], dims[2], dims[3]);
+    if (g.channelsLast) {
+      // [N, paddedHeight, paddedWidth, C] in memory.
+      const int64_t c = g.inChannels;
+      const int64_t strides[4] = {plane * c, 1, l.paddedWidth * c, c};
+      inBuffer.setNchwStrided(l.dtype, dims, strides);
+      offsetBytes =
+          (l.extraTop * l.paddedWidth + l.extraLeft) * c * l.elementSize();
+    } else {
+      const int64_t strides[4] = {g.inChannels * plane, plane, l.paddedWidth,
+                                  1};
+      inBuffer.setNchwStrided(l.dtype, dims, strides);
+      offsetBytes =
+          (l.extraTop * l.paddedWidth + l.extraLeft) * l.elementSize();
+    }
   }
 };
 
@@ -517,11 +549,13 @@ void cropInput(fluid_cuda_context *context, const ConvLowering &l,
 }
 
 /// output += bias broadcast over N, OH and OW, or with `replace` output =
-/// bias.
+/// bias, in the layout of `g`.
 void addBias(fluid_cuda_context *context, int32_t dtype, const void *bias,
              void *output, const Conv2dGeometry &g, bool replace = false) {
-  addChannelBias(context, dtype, bias, output, g.batch, g.outChannels,
-                 g.rows.outSize, g.cols.outSize, replace);
+  addChannelBias(context, dtype, bias, output,
+                 g.channelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                 g.batch, g.outChannels, g.rows.outSize, g.cols.outSize,
+                 replace);
 }
 
 void zeroFill(fluid_cuda_context *context, const CheckedTensor &t) {
@@ -533,7 +567,8 @@ void zeroFill(fluid_cuda_context *context, const CheckedTensor &t) {
 
 /// Checks the operands of conv2d or of one of its gradients, as
 /// ConvGrad.cpp does: grad_output (or output) of shape [N,O,OH,OW], the
-/// tensor of the input's shape and the one of the filter's shape.
+/// tensor of the input's shape and the one of the filter's shape (in the
+/// layout params->channels_last names).
 Conv2dGeometry checkConv(fluid_cuda_context *context,
                          const CheckedTensor &output,
                          const CheckedTensor &input,
@@ -546,9 +581,7 @@ Conv2dGeometry checkConv(fluid_cuda_context *context,
   requireRank(input, 4);
   requireRank(filter, 4);
   requireRank(output, 4);
-  Conv2dGeometry g =
-      makeConv2dGeometry(input, filter, params->strides, params->padding,
-                         params->dilation, params->groups);
+  Conv2dGeometry g = makeConv2dGeometry(input, filter, *params);
   requireShape(output, g.outputShape());
   requireDeviceMemory(context, output);
   requireDeviceMemory(context, input);

@@ -134,8 +134,8 @@ extern "C" fluid_status fluid_cuda_linear(fluid_cuda_context *context,
     const bool withBias = biasDesc && output.numel > 0;
     const bool biasFirst = withBias && isFloat16Dtype(dtype);
     auto addBias = [&](bool replace) {
-      addChannelBias(context, dtype, biasDesc->data, output.desc->data, batch,
-                     outFeatures, 1, 1, replace);
+      addChannelBias(context, dtype, biasDesc->data, output.desc->data,
+                     CUDNN_TENSOR_NCHW, batch, outFeatures, 1, 1, replace);
     };
     if (biasFirst)
       addBias(/*replace=*/true);

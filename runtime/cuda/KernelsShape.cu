@@ -1,4 +1,4 @@
-//===- KernelsShape.cu - reshape, concat, slice and broadcast_to ----------===//
+//===- KernelsShape.cu - reshape, concat, slice, broadcast_to, transpose --===//
 //
 // Data movement of any dtype, so these work on bytes. reshape is one
 // device-to-device copy; concat and slice copy a block of equal rows
@@ -7,12 +7,25 @@
 // broadcast_to runs the elementwise engine on same-sized unsigned
 // integers, so it gets its vectorized, scalar and per-channel paths.
 //
+// transpose first simplifies the permutation: size-1 dimensions are
+// dropped and dimensions that stay adjacent and in order are merged, so
+// NCHW -> NHWC becomes [N, C, HW] -> [N, HW, C] and NHWC -> NCHW [N, HW, C]
+// -> [N, C, HW]. What is left is a copy (the identity), a batched 2-D
+// transpose [B, R, C] -> [B, C, R], which goes through shared memory tile
+// by tile so that both the reads and the writes are coalesced, or any
+// other permutation, a gather with one division per dimension (in units
+// as wide as the innermost dimension allows when it stays innermost).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Elementwise.cuh"
 
+#include "../cpu/Transpose.h"
+
 #include "fluid/runtime/CudaKernels.h"
 
+#include <algorithm>
+#include <numeric>
 #include <vector>
 
 using namespace fluid::rt;
@@ -116,6 +129,234 @@ void launchBroadcast(cudaStream_t stream, const CheckedTensor &input,
   launchElementwise<Unit, Unit, 1>(stream, output.data<Unit>(), output.shape,
                                    {input.data<Unit>()}, {input.shape},
                                    Identity{});
+}
+
+//===----------------------------------------------------------------------===//
+// transpose
+//===----------------------------------------------------------------------===//
+
+/// A permutation after dropping size-1 dimensions and merging dimensions
+/// that stay adjacent and in order: input `shape`, output dimension d is
+/// input dimension perm[d]. Rank 1 (or 0) is a copy.
+struct SimplifiedTranspose {
+  Shape shape;
+  Shape perm;
+};
+
+SimplifiedTranspose simplifyTranspose(const Shape &shape, const int64_t *perm) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  // The input dimensions of size > 1, renumbered in order.
+  Shape kept(rank, -1);
+  for (int64_t d = 0, next = 0; d < rank; ++d)
+    if (shape[d] != 1)
+      kept[d] = next++;
+  // In output order, runs of consecutive kept input dimensions, each one
+  // merged dimension.
+  struct Run {
+    int64_t first, size;
+  };
+  std::vector<Run> runs;
+  int64_t previous = -2;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t axis = kept[perm[d]];
+    if (axis < 0)
+      continue;
+    if (!runs.empty() && axis == previous + 1)
+      runs.back().size *= shape[perm[d]];
+    else
+      runs.push_back({axis, shape[perm[d]]});
+    previous = axis;
+  }
+  // The runs partition the kept dimensions into intervals: in input order
+  // they are sorted by their first dimension.
+  std::vector<size_t> inputOrder(runs.size());
+  std::iota(inputOrder.begin(), inputOrder.end(), size_t(0));
+  std::sort(inputOrder.begin(), inputOrder.end(),
+            [&](size_t a, size_t b) { return runs[a].first < runs[b].first; });
+  SimplifiedTranspose t;
+  t.perm.resize(runs.size());
+  for (size_t k = 0; k < inputOrder.size(); ++k) {
+    t.shape.push_back(runs[inputOrder[k]].size);
+    t.perm[inputOrder[k]] = static_cast<int64_t>(k);
+  }
+  return t;
+}
+
+/// Tiles of the batched 2-D transpose are 32 input columns wide (a warp's
+/// row segment) and moved by blocks of 32 x 8 threads.
+constexpr int kTileWidth = 32;
+constexpr int kTileThreadRows = 8;
+constexpr int kTileThreads = kTileWidth * kTileThreadRows;
+
+/// Input rows per tile: 32 for units of 4 and 8 bytes; more for narrower
+/// ones, so that each thread still has 16 bytes in flight per tile.
+template <typename Unit>
+constexpr int kTileHeight = sizeof(Unit) >= 4 ? 32 : 32 * 4 / int(sizeof(Unit));
+
+/// out[b, c, r] = in[b, r, c] for `matrices` matrices of rows x cols, one
+/// tile of kTileHeight rows by kTileWidth columns at a time: each warp reads
+/// row segments of the tile into shared memory and writes column segments
+/// of it, so that global reads and writes are both coalesced. A row of the
+/// tile is padded by one unit, so that the column reads from shared memory
+/// hit 32 different banks.
+template <typename Unit, typename Index>
+__global__ void __launch_bounds__(kTileThreads)
+    transposeTilesKernel(const Unit *__restrict__ in, Unit *__restrict__ out,
+                         Index rows, Index cols, Divider<Index> tilesPerRow,
+                         Divider<Index> tilesPerMatrix, Index tiles) {
+  constexpr int kHeight = kTileHeight<Unit>;
+  __shared__ Unit tile[kHeight][kTileWidth + 1];
+  const Index matrixSize = rows * cols;
+  for (Index t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const Index matrix = tilesPerMatrix.div(t);
+    const Index inMatrix = t - matrix * tilesPerMatrix.divisor;
+    const Index tileRow = tilesPerRow.div(inMatrix);
+    const Index tileCol = inMatrix - tileRow * tilesPerRow.divisor;
+    const Index row0 = tileRow * Index(kHeight);
+    const Index col0 = tileCol * Index(kTileWidth);
+    const Unit *src = in + matrix * matrixSize;
+    Unit *dst = out + matrix * matrixSize;
+
+    const Index col = col0 + Index(threadIdx.x);
+    if (col < cols) {
+#pragma unroll
+      for (int k = 0; k < kHeight / kTileThreadRows; ++k) {
+        const int r = int(threadIdx.y) + k * kTileThreadRows;
+        if (row0 + Index(r) < rows)
+          tile[r][threadIdx.x] = src[(row0 + Index(r)) * cols + col];
+      }
+    }
+    __syncthreads();
+    // Output row col0 + j holds tile column j; its elements are the tile's
+    // rows, kTileWidth per warp step.
+#pragma unroll
+    for (int k = 0; k < kTileWidth / kTileThreadRows; ++k) {
+      const int j = int(threadIdx.y) + k * kTileThreadRows;
+      const Index outRow = col0 + Index(j);
+      if (outRow >= cols)
+        continue;
+#pragma unroll
+      for (int m = 0; m < kHeight / kTileWidth; ++m) {
+        const int i = int(threadIdx.x) + m * kTileWidth;
+        if (row0 + Index(i) < rows)
+          dst[outRow * rows + row0 + Index(i)] = tile[i][j];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+template <typename Unit, typename Index>
+void launchTiles(cudaStream_t stream, const void *in, void *out,
+                 int64_t matrices, int64_t rows, int64_t cols) {
+  const int64_t tilesPerRow = ceilDiv(cols, kTileWidth);
+  const int64_t tilesPerMatrix = ceilDiv(rows, kTileHeight<Unit>) * tilesPerRow;
+  const int64_t tiles = matrices * tilesPerMatrix;
+  transposeTilesKernel<Unit, Index>
+      <<<gridSizeFor(tiles * kTileThreads, kTileThreads),
+         dim3(kTileWidth, kTileThreadRows), 0, stream>>>(
+          static_cast<const Unit *>(in), static_cast<Unit *>(out), Index(rows),
+          Index(cols), Divider<Index>(Index(tilesPerRow)),
+          Divider<Index>(Index(tilesPerMatrix)), Index(tiles));
+  checkLaunch();
+}
+
+/// The batched 2-D transpose [matrices, rows, cols] -> [matrices, cols,
+/// rows] of elements of `elementSize` bytes.
+void transposeMatrices(cudaStream_t stream, const void *in, void *out,
+                       int64_t elementSize, int64_t matrices, int64_t rows,
+                       int64_t cols) {
+  const bool narrow = fitsNarrowIndex(matrices * rows * cols);
+  auto launch = [&](auto unit) {
+    using Unit = decltype(unit);
+    if (narrow)
+      launchTiles<Unit, uint32_t>(stream, in, out, matrices, rows, cols);
+    else
+      launchTiles<Unit, uint64_t>(stream, in, out, matrices, rows, cols);
+  };
+  switch (elementSize) {
+  case 1:
+    return launch(uint8_t{});
+  case 2:
+    return launch(uint16_t{});
+  case 4:
+    return launch(uint32_t{});
+  default:
+    return launch(uint64_t{});
+  }
+}
+
+/// out[i] = in[offset of i], with the output's sizes and, per output
+/// dimension, its stride in the input (both in units).
+template <typename Unit, typename Index>
+__global__ void __launch_bounds__(kBlockSize)
+    gatherKernel(const Unit *__restrict__ in, Unit *__restrict__ out,
+                 OffsetCalculator<1, Index> inputOffsets, Index total) {
+  const Index stride = Index(gridDim.x) * blockDim.x;
+  for (Index i = Index(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
+    Index offset[1];
+    inputOffsets.offsets(i, offset);
+    out[i] = in[offset[0]];
+  }
+}
+
+template <typename Unit>
+void launchGather(cudaStream_t stream, const void *in, void *out,
+                  const Shape &outSizes, const Shape &inStrides) {
+  const int64_t total = numelOf(outSizes);
+  const Unit *from = static_cast<const Unit *>(in);
+  Unit *to = static_cast<Unit *>(out);
+  if (fitsNarrowIndex(total))
+    gatherKernel<<<gridSizeFor(total), kBlockSize, 0, stream>>>(
+        from, to, OffsetCalculator<1, uint32_t>(outSizes, &inStrides),
+        uint32_t(total));
+  else
+    gatherKernel<<<gridSizeFor(total), kBlockSize, 0, stream>>>(
+        from, to, OffsetCalculator<1, uint64_t>(outSizes, &inStrides),
+        uint64_t(total));
+  checkLaunch();
+}
+
+/// Any permutation `t` of elements of `elementSize` bytes, as a gather over
+/// the output. When the innermost dimension stays innermost, its rows move
+/// in the widest unit (16, 8, 4, 2 or 1 bytes) that the row size and both
+/// addresses allow.
+void gatherTranspose(cudaStream_t stream, const void *in, void *out,
+                     int64_t elementSize, SimplifiedTranspose t) {
+  const size_t rank = t.shape.size();
+  int64_t unit = elementSize;
+  if (t.perm.back() == int64_t(rank) - 1) {
+    const uint64_t alignment = uint64_t(reinterpret_cast<uintptr_t>(in)) |
+                               uint64_t(reinterpret_cast<uintptr_t>(out)) |
+                               uint64_t(t.shape.back() * elementSize);
+    unit = 16;
+    while (alignment % uint64_t(unit) != 0)
+      unit /= 2;
+    t.shape.back() = t.shape.back() * elementSize / unit;
+  }
+  Shape inStrides(rank);
+  for (size_t d = rank, stride = 1; d-- > 0;) {
+    inStrides[d] = int64_t(stride);
+    stride *= size_t(t.shape[d]);
+  }
+  Shape outSizes(rank), outStrides(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    outSizes[d] = t.shape[t.perm[d]];
+    outStrides[d] = inStrides[t.perm[d]];
+  }
+  switch (unit) {
+  case 1:
+    return launchGather<uint8_t>(stream, in, out, outSizes, outStrides);
+  case 2:
+    return launchGather<uint16_t>(stream, in, out, outSizes, outStrides);
+  case 4:
+    return launchGather<uint32_t>(stream, in, out, outSizes, outStrides);
+  case 8:
+    return launchGather<uint64_t>(stream, in, out, outSizes, outStrides);
+  default:
+    return launchGather<uint4>(stream, in, out, outSizes, outStrides);
+  }
 }
 
 } // namespace
@@ -256,6 +497,39 @@ extern "C" fluid_status fluid_cuda_broadcast_to(fluid_cuda_context *context,
       return launchBroadcast<uint32_t>(stream, input, output);
     default:
       return launchBroadcast<uint64_t>(stream, input, output);
+    }
+  });
+}
+
+extern "C" fluid_status
+fluid_cuda_transpose(fluid_cuda_context *context, const fluid_tensor *inputDesc,
+                     fluid_tensor *outputDesc,
+                     const fluid_transpose_params *params) {
+  return guard("fluid_cuda_transpose", [&] {
+    cudaStream_t stream = streamFor(context);
+    CheckedTensor input = checkTensor(context, inputDesc, "input");
+    CheckedTensor output = checkTensor(context, outputDesc, "output");
+    cpu::checkTranspose(input, output, params);
+    if (input.numel == 0)
+      return;
+    const int64_t elementSize = fluid_dtype_size(input.dtype());
+    const void *in = input.desc->data;
+    void *out = output.desc->data;
+    const SimplifiedTranspose t = simplifyTranspose(input.shape, params->perm);
+    const size_t rank = t.shape.size();
+    if (rank <= 1) {
+      if (out != in)
+        FLUID_CUDA_CHECK(cudaMemcpyAsync(out, in, input.numel * elementSize,
+                                         cudaMemcpyDeviceToDevice, stream));
+    } else if (rank == 2) {
+      // Merging leaves [1, 0]: a single matrix.
+      transposeMatrices(stream, in, out, elementSize, 1, t.shape[0],
+                        t.shape[1]);
+    } else if (rank == 3 && t.perm == Shape{0, 2, 1}) {
+      transposeMatrices(stream, in, out, elementSize, t.shape[0], t.shape[1],
+                        t.shape[2]);
+    } else {
+      gatherTranspose(stream, in, out, elementSize, t);
     }
   });
 }

@@ -205,6 +205,11 @@ cases.append(("concat", {"a": (2, 3), "b": (2, 5)},
               f"  %c = fluid.concat %a, %b {{axis = -1 : i64}} : ({ty((2,3))}, {ty((2,5))}) -> {ty((2,8))}\n"
               f"  %t = fluid.tanh %c : {ty((2,8))}\n" + mean("%t", (2, 8)),
               lambda v: torch.tanh(torch.cat([v["a"], v["b"]], -1)).mean()))
+cases.append(("transpose", {"x": (2, 3, 4, 5), "w": (4, 2, 5, 3)},
+              f"  %p = fluid.transpose %x {{permutation = array<i64: 2, 0, 3, 1>}} : {ty((2,3,4,5))} -> {ty((4,2,5,3))}\n"
+              f"  %m = fluid.mul %p, %w : {ty((4,2,5,3))}, {ty((4,2,5,3))} -> {ty((4,2,5,3))}\n"
+              f"  %t = fluid.tanh %m : {ty((4,2,5,3))}\n" + mean("%t", (4, 2, 5, 3)),
+              lambda v: torch.tanh(v["x"].permute(2, 0, 3, 1) * v["w"]).mean()))
 cases.append(("softmax", {"x": (3, 5)},
               f"  %s = fluid.softmax %x {{axis = 0 : i64}} : {ty((3,5))}\n"
               f"  %t = fluid.tanh %s : {ty((3,5))}\n" + mean("%t", (3, 5)),

@@ -42,7 +42,8 @@ class Params(ctypes.Structure):
 
 class Conv2dParams(Params):
     _fields_ = [("strides", I64 * 2), ("padding", I64 * 4),
-                ("dilation", I64 * 2), ("groups", I64)]
+                ("dilation", I64 * 2), ("groups", I64),
+                ("channels_last", I32)]
 
 
 class MaxPool2dParams(Params):
@@ -68,6 +69,17 @@ class MatmulParams(Params):
 class ReduceParams(Params):
     _fields_ = [("axes", I64 * fluidrt.FLUID_MAX_RANK), ("num_axes", I32),
                 ("keep_dims", I32)]
+
+
+class TransposeParams(Params):
+    _fields_ = [("perm", I64 * fluidrt.FLUID_MAX_RANK), ("rank", I32)]
+
+    @classmethod
+    def of(cls, perm):
+        """The params of the permutation `perm` (a sequence)."""
+        perm = list(perm)
+        return cls(perm + [0] * (fluidrt.FLUID_MAX_RANK - len(perm)),
+                   len(perm))
 
 
 REDUCTION = {"mean": 0, "sum": 1, "none": 2}

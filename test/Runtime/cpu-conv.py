@@ -3,6 +3,11 @@
 
 Asymmetric padding is compared with an explicit F.pad followed by an
 unpadded torch convolution.
+
+Channels last (channels_last = 1: input [N,H,W,C], filter [O,KH,KW,C/g],
+output [N,OH,OW,O]): every case, in f32 and f64, and a few in f16 and bf16,
+must give bit for bit the channels-first kernel's output on the same data,
+transposed.
 """
 
 import importlib
@@ -78,6 +83,45 @@ def make_case(suite, dtype, shape, out_channels, kernel, strides, padding,
     return body
 
 
+# Cases also run channels last in f16 and bf16.
+HALF_CASES = ["3x3 pad1", "stride2 pad1", "asymmetric padding stride2",
+              "dilation 3x2 stride2", "groups2", "empty batch"]
+HALF_DTYPES = [(torch.float16, "f16"), (torch.bfloat16, "bf16")]
+
+
+def to_channels_last(t):
+    """An [N,C,H,W] tensor (or [O,C/g,KH,KW] filter) as [N,H,W,C]."""
+    return t.permute(0, 2, 3, 1).contiguous()
+
+
+def bits(t):
+    """The bit patterns of a float tensor, for exact comparisons."""
+    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[
+        t.element_size()])
+
+
+def channels_last_case(suite, dtype, shape, out_channels, kernel, strides,
+                       padding, dilation, groups, with_bias):
+    def body():
+        n, c, _, _ = shape
+        x = suite.randn(*shape).to(dtype)
+        w = suite.randn(out_channels, c // groups, *kernel).to(dtype)
+        b = suite.randn(out_channels).to(dtype) if with_bias else None
+        out_shape = reference(x.double(), w.double(), None, strides, padding,
+                              dilation, groups).shape
+        want = api.empty(out_shape, dtype)
+        suite.kernels("fluid_cpu_conv2d", x, w, b, want,
+                      api.Conv2dParams(strides, padding, dilation, groups))
+        got = api.empty(to_channels_last(want).shape, dtype)
+        suite.kernels("fluid_cpu_conv2d", to_channels_last(x),
+                      to_channels_last(w), b, got,
+                      api.Conv2dParams(strides, padding, dilation, groups,
+                                       channels_last=1))
+        assert torch.equal(bits(got), bits(to_channels_last(want))), \
+            "not the channels-first output transposed"
+    return body
+
+
 def main():
     suite = api.Suite(sys.argv)
     for dtype, dtype_name in api.FLOAT_DTYPES:
@@ -89,6 +133,17 @@ def main():
             suite.case(label, make_case(suite, dtype, shape, out_channels,
                                         kernel, strides, padding, dilation,
                                         groups, with_bias))
+    for (name, shape, out_channels, kernel, strides, padding, dilation,
+         groups, with_bias) in CASES:
+        dtypes = api.FLOAT_DTYPES + (HALF_DTYPES if name in HALF_CASES
+                                     else [])
+        for dtype, dtype_name in dtypes:
+            label = (f"conv2d channels last {dtype_name} {name} input "
+                     f"{shape} out {out_channels} groups {groups}"
+                     f"{' bias' if with_bias else ''} vs channels first")
+            suite.case(label, channels_last_case(
+                suite, dtype, shape, out_channels, kernel, strides, padding,
+                dilation, groups, with_bias))
     suite.finish()
 
 

@@ -44,8 +44,8 @@ def desc(array, shape=None, dtype=None, null_data=False, rank=None):
 
 
 def conv_params(strides=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1),
-                groups=1):
-    return api.Conv2dParams(strides, padding, dilation, groups)
+                groups=1, channels_last=0):
+    return api.Conv2dParams(strides, padding, dilation, groups, channels_last)
 
 
 def reduce_params(axes, keep_dims=False):
@@ -130,6 +130,36 @@ CASES = [
       conv_params(groups=2)),
      "filter shape [8,6,3,3] needs dimension 1 = input channels / groups = 3",
      INVALID_ARGUMENT),
+    ("conv2d channels_last 2", "conv2d",
+     (arr(2, 3, 6, 6), arr(8, 3, 3, 3), None, nan(2, 8, 4, 4),
+      conv_params(channels_last=2)),
+     "channels_last must be 0 (NCHW) or 1 (NHWC), got 2", INVALID_ARGUMENT),
+    ("conv2d channels_last -1", "conv2d",
+     (arr(2, 3, 6, 6), arr(8, 3, 3, 3), None, nan(2, 8, 4, 4),
+      conv_params(channels_last=-1)),
+     "channels_last must be 0 (NCHW) or 1 (NHWC), got -1", INVALID_ARGUMENT),
+    ("conv2d NHWC output given channels first", "conv2d",
+     (arr(2, 6, 6, 3), arr(8, 3, 3, 3), None, nan(2, 8, 4, 4),
+      conv_params(channels_last=1)),
+     "output shape [2,8,4,4] does not match expected [2,4,4,8]",
+     INVALID_ARGUMENT),
+    ("conv2d NHWC input channels not divisible by groups", "conv2d",
+     (arr(2, 6, 6, 6), arr(8, 3, 3, 1), None, nan(2, 4, 4, 8),
+      conv_params(groups=4, channels_last=1)),
+     "input channels 6 are not divisible by groups 4", INVALID_ARGUMENT),
+    ("conv2d NHWC filter channels do not match groups", "conv2d",
+     (arr(2, 6, 6, 6), arr(8, 3, 3, 6), None, nan(2, 4, 4, 8),
+      conv_params(groups=2, channels_last=1)),
+     "filter shape [8,3,3,6] needs dimension 3 = input channels / groups = 3",
+     INVALID_ARGUMENT),
+    ("conv2d NHWC kernel larger than the input", "conv2d",
+     (arr(1, 2, 2, 3), arr(4, 3, 3, 3), None, nan(1, 1, 1, 4),
+      conv_params(channels_last=1)),
+     "window height 3 exceeds the padded input height 2", INVALID_ARGUMENT),
+    ("conv2d NHWC wrong bias shape", "conv2d",
+     (arr(2, 6, 6, 3), arr(8, 3, 3, 3), arr(3), nan(2, 4, 4, 8),
+      conv_params(channels_last=1)),
+     "bias shape [3] does not match expected [8]", INVALID_ARGUMENT),
     ("conv2d zero groups", "conv2d",
      (arr(2, 3, 6, 6), arr(8, 3, 3, 3), None, nan(2, 8, 4, 4),
       conv_params(groups=0)),

@@ -6,6 +6,12 @@ against central finite differences of fluid_cpu_conv2d.
 Several cases have input rows or columns that no window reads (the stride
 does not divide the padded extent minus the window): their input gradient
 must be zero.
+
+Channels last (channels_last = 1: input and grad_input [N,H,W,C],
+grad_output [N,OH,OW,O], filter and grad_filter [O,KH,KW,C/g]): both
+gradients of every case, in f32 and f64, and of a few in f16 and bf16,
+must be bit for bit the channels-first kernels' on the same data,
+transposed.
 """
 
 import importlib
@@ -129,6 +135,46 @@ def finite_difference_case(suite, wrt, case):
     return body
 
 
+# Cases also run channels last in f16 and bf16.
+HALF_CASES = ["3x3 pad1", "1x1 stride2 (ResNet downsample)",
+              "asymmetric padding stride2",
+              "dilation 3x2 stride 2x1 asymmetric padding", "groups2",
+              "empty batch"]
+HALF_DTYPES = [(torch.float16, "f16"), (torch.bfloat16, "bf16")]
+
+
+def to_channels_last(t):
+    """An [N,C,H,W] tensor (or [O,C/g,KH,KW] filter) as [N,H,W,C]."""
+    return t.permute(0, 2, 3, 1).contiguous()
+
+
+def bits(t):
+    """The bit patterns of a float tensor, for exact comparisons."""
+    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[
+        t.element_size()])
+
+
+def channels_last_case(suite, dtype, wrt, case):
+    def body():
+        conv = Conv(suite, torch.float64, *case)
+        x, w, r = conv.x.to(dtype), conv.w.to(dtype), conv.r.to(dtype)
+        strides, padding, dilation, groups = conv.geometry
+        last = api.Conv2dParams(strides, padding, dilation, groups,
+                                channels_last=1)
+        if wrt == "input":
+            name, operand, like = "fluid_cpu_conv2d_grad_input", w, x
+        else:
+            name, operand, like = "fluid_cpu_conv2d_grad_filter", x, w
+        want = api.empty(like.shape, dtype)
+        suite.kernels(name, r, operand, want, conv.params)
+        got = api.empty(to_channels_last(like).shape, dtype)
+        suite.kernels(name, to_channels_last(r), to_channels_last(operand),
+                      got, last)
+        assert torch.equal(bits(got), bits(to_channels_last(want))), \
+            f"grad_{wrt} is not the channels-first one transposed"
+    return body
+
+
 def main():
     suite = grad_api.Suite(sys.argv)
     for name, *case in CASES:
@@ -141,6 +187,16 @@ def main():
             suite.case(f"conv2d_grad_{wrt} f64 {name} input {shape} groups "
                        f"{groups} vs finite differences",
                        finite_difference_case(suite, wrt, case))
+    for name, *case in CASES:
+        shape, groups = case[0], case[-1]
+        dtypes = api.FLOAT_DTYPES + (HALF_DTYPES if name in HALF_CASES
+                                     else [])
+        for wrt in ("input", "filter"):
+            for dtype, dtype_name in dtypes:
+                suite.case(f"conv2d_grad_{wrt} channels last {dtype_name} "
+                           f"{name} input {shape} groups {groups} vs "
+                           f"channels first",
+                           channels_last_case(suite, dtype, wrt, case))
     suite.finish()
 
 

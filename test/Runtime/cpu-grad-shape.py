@@ -5,9 +5,17 @@ gradient rules against central finite differences of our forward kernels:
 sum_to is the gradient of a broadcasting add, mul, div with respect to the
 smaller operand, broadcast_to the gradient of reduce_sum, slice the
 gradient of concat.
+
+fluid_cpu_transpose bit for bit against numpy.transpose: ranks 0 to 6 and
+8, every permutation of ranks 2 to 4, NCHW <-> NHWC, size-1 and zero-size
+dimensions, in f32, f64, i64, f16 and bf16 (random bit patterns, NaNs
+among them: the kernel moves bytes); as its own gradient (by the inverse
+permutation) against torch.permute's autograd.
 """
 
+import ctypes
 import importlib
+import itertools
 import os
 import sys
 
@@ -61,6 +69,39 @@ CONCATS = [
 ]
 
 OTHER_DTYPES = [np.int32, np.int64, np.uint8, np.float16]
+
+# transpose cases: (input shape, permutations). Every permutation of ranks
+# 2 to 4 (sizes all different, so that a swapped pair shows), a few of
+# ranks 5, 6 and 8, the layout changes, size-1 dimensions (dropped or
+# kept), zero-size tensors and rank 0 and 1.
+TRANSPOSES = [
+    ([], [[]]),
+    ([7], [[0]]),
+    ([5, 7], list(itertools.permutations(range(2)))),
+    ([2, 3, 4], list(itertools.permutations(range(3)))),
+    ([2, 3, 4, 5], list(itertools.permutations(range(4)))),
+    ([2, 3, 1, 4, 5], [[4, 3, 2, 1, 0], [0, 2, 3, 1, 4], [1, 0, 2, 4, 3],
+                       [3, 0, 4, 1, 2], [2, 4, 0, 3, 1]]),
+    ([2, 3, 2, 1, 3, 2], [[5, 4, 3, 2, 1, 0], [0, 3, 4, 1, 5, 2],
+                          [1, 0, 5, 2, 3, 4], [4, 5, 0, 1, 2, 3]]),
+    ([2, 1, 3, 2, 1, 2, 3, 2], [[7, 6, 5, 4, 3, 2, 1, 0],
+                                [0, 2, 4, 6, 1, 3, 5, 7]]),
+    ([3, 5, 6, 7], [[0, 2, 3, 1]]),  # NCHW -> NHWC
+    ([3, 6, 7, 5], [[0, 3, 1, 2]]),  # NHWC -> NCHW
+    ([4, 6, 8, 16], [[1, 0, 2, 3], [0, 1, 3, 2]]),  # long contiguous runs
+    ([1, 4, 1, 3], [[2, 0, 3, 1], [3, 1, 0, 2]]),
+    ([1, 1, 1], [[2, 1, 0]]),
+    ([2, 0, 3], [[2, 0, 1], [0, 1, 2]]),
+    ([0], [[0]]),
+    ([3, 0], [[1, 0]]),
+]
+
+# (name, NumPy dtype of the data, fluid dtype code or None for NumPy's).
+TRANSPOSE_DTYPES = [("f32", np.float32, None), ("f64", np.float64, None),
+                    ("i64", np.int64, None), ("f16", np.uint16, 4),
+                    ("bf16", np.uint16, api.fluidrt.BF16)]
+
+RNG = np.random.default_rng(4321)
 
 
 def broadcast_to(suite, x, shape):
@@ -230,6 +271,54 @@ def slice_fd_case(suite, pieces, axis):
     return body
 
 
+def transpose_values(shape, dtype):
+    """Random values; for the 16-bit dtypes random bit patterns (NaNs,
+    infinities and subnormals among them)."""
+    if dtype == np.uint16:
+        return RNG.integers(0, 1 << 16, size=shape, dtype=np.uint16)
+    if dtype == np.int64:
+        return RNG.integers(-2**63, 2**63 - 1, size=shape, dtype=np.int64,
+                            endpoint=True)
+    return np.asarray(RNG.standard_normal(shape), dtype=dtype)
+
+
+def transpose_call(suite, x, perm, code=None, out_shape=None):
+    """fluid_cpu_transpose of x into a fresh output (filled with a pattern
+    that no correct result keeps everywhere) and the output."""
+    out_shape = [x.shape[p] for p in perm] if out_shape is None else out_shape
+    size = int(np.prod(out_shape, dtype=np.int64)) * x.dtype.itemsize
+    out = np.frombuffer(b"\x5a" * size, x.dtype).reshape(out_shape).copy()
+    params = api.TransposeParams.of(perm)
+    suite.kernels("fluid_cpu_transpose",
+                  ctypes.byref(api.fluidrt.tensor(x, code)),
+                  ctypes.byref(api.fluidrt.tensor(out, code)), params)
+    return out
+
+
+def transpose_numpy_case(suite, shape, perm, dtype, code):
+    def body():
+        x = transpose_values(shape, dtype)
+        got = transpose_call(suite, x, perm, code)
+        want = np.array(np.transpose(x, perm), order="C")  # keeps rank 0
+        assert got.shape == want.shape, (got.shape, want.shape)
+        assert got.tobytes() == want.tobytes(), "bits differ from numpy's"
+    return body
+
+
+def transpose_torch_case(suite, shape, perm):
+    """The gradient of transpose is the transpose by the inverse
+    permutation."""
+    def body():
+        x = suite.randn(*shape)
+        r = suite.randn(*[shape[p] for p in perm])
+        (want,) = grad_api.torch_grads(lambda x: x.permute(perm), [x], r)
+        inverse = list(np.argsort(perm))
+        got = transpose_call(suite, r.numpy(), inverse)
+        assert got.tobytes() == want.numpy().tobytes(), \
+            "not the gradient of torch.permute"
+    return body
+
+
 def main():
     suite = grad_api.Suite(sys.argv)
     for small, large in BROADCASTS:
@@ -267,6 +356,18 @@ def main():
         suite.case(f"slice {np.dtype(dtype).name} concat of {pieces} along "
                    f"axis {axis} vs numpy",
                    slice_numpy_case(suite, dtype, pieces, axis))
+    for shape, perms in TRANSPOSES:
+        for perm in perms:
+            perm = list(perm)
+            for name, dtype, code in TRANSPOSE_DTYPES:
+                suite.case(f"transpose {name} {shape} perm {perm} vs numpy",
+                           transpose_numpy_case(suite, shape, perm, dtype,
+                                                code))
+    for shape, perm in [([2, 3, 4], [2, 0, 1]), ([2, 3, 4, 5], [0, 2, 3, 1]),
+                        ([2, 3, 4, 5], [3, 1, 0, 2]), ([4], [0]), ([], [])]:
+        suite.case(f"transpose f64 {shape} perm {perm} by the inverse "
+                   f"permutation as the gradient of torch.permute",
+                   transpose_torch_case(suite, shape, perm))
     suite.finish()
 
 

@@ -8,16 +8,38 @@ three modes: f64 (tolerance 1e-10), f32 with TF32 off (rtol 1e-4, atol
 largest magnitude). Filters are scaled by 1/sqrt(fan-in), so outputs are
 of order one. Asymmetric padding exercises the explicitly padded path
 (CudnnConv.cpp), symmetric padding the direct one.
+
+Channels last (channels_last = 1: NHWC activations, filter [O,KH,KW,C/g],
+cuDNN's NHWC descriptors): the forward and both gradients on data
+transposed to NHWC, transposed back, against the cuda channels-first
+result on the original data and against the cpu's, in f32 with TF32 off
+(the f32 tolerance above) and in f16 and bf16 (gpu-float16.py's: within
+one unit in the last place of the cpu's result, two of the cuda
+channels-first one), with groups, strides, symmetric and asymmetric
+padding, dilation and bias. The cpu's channels-last results are checked
+to be its channels-first ones transposed. The algorithm cache keys the
+layout: a file written by channels-first convolutions alone loads without
+a warning, the same problems channels last are searched once more and
+saved as layout=nhwc lines beside the nchw ones, and a third context
+searches nothing.
 """
 
+import ctypes
+import importlib
 import os
+import re
 import sys
+import tempfile
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "lib"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "lib"))
+sys.path.insert(0, HERE)
 import fluidcuda  # noqa: E402
+import fluidrt  # noqa: E402
+
+half = importlib.import_module("gpu-float16")
 
 # (name, input [N,C,H,W], out channels, kernel [KH,KW], strides,
 #  padding [top,left,bottom,right], dilation, groups, with bias)
@@ -126,8 +148,183 @@ def make_case(suite, contexts, mode, dtype, shape, out_channels, kernel,
     return body
 
 
+# Channels-last cases: (name, input [N,C,H,W], out channels, kernel
+# [KH,KW], strides, padding [top,left,bottom,right], dilation, groups, with
+# bias), each in f32, f16 and bf16.
+CHANNELS_LAST_CASES = [
+    ("1x1 stride2 downsample", [4, 32, 14, 14], 64, [1, 1], [2, 2],
+     [0, 0, 0, 0], [1, 1], 1, True),
+    ("3x3 pad1", [4, 16, 14, 14], 32, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1],
+     1, True),
+    ("3x3 pad1 stride2 odd sizes", [2, 16, 15, 13], 24, [3, 3], [2, 2],
+     [1, 1, 1, 1], [1, 1], 1, False),
+    ("3x3 pad1 groups4", [2, 32, 9, 9], 32, [3, 3], [1, 1], [1, 1, 1, 1],
+     [1, 1], 4, True),
+    ("3x3 groups32 stride2 (ResNeXt)", [2, 128, 9, 9], 128, [3, 3], [2, 2],
+     [1, 1, 1, 1], [1, 1], 32, False),
+    ("asymmetric padding stride2", [2, 8, 10, 9], 8, [3, 3], [2, 2],
+     [0, 1, 1, 0], [1, 1], 1, True),
+    ("dilation2 groups2", [2, 8, 12, 12], 8, [3, 3], [1, 1], [2, 2, 2, 2],
+     [2, 2], 2, True),
+    ("stem 7x7 stride2 pad3", [2, 3, 32, 32], 16, [7, 7], [2, 2],
+     [3, 3, 3, 3], [1, 1], 1, False),
+]
+CHANNELS_LAST_MODES = [("f32", None), ("f16", half.F16), ("bf16", half.BF16)]
+
+
+def to_channels_last(a):
+    """[N,C,H,W] (or a filter [O,C/g,KH,KW]) as [N,H,W,C]."""
+    return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
+
+
+def to_channels_first(a):
+    return np.ascontiguousarray(a.transpose(0, 3, 1, 2))
+
+
+def conv_call(lib, ctx, op, inputs, out_shape, params, code):
+    """fluid_cpu_<op> (ctx None) or fluid_cuda_<op> on host arrays
+    `inputs` (None: no bias), described as dtype `code` (None: their NumPy
+    dtype); returns the output."""
+    dtype = inputs[0].dtype
+    out = np.full(out_shape, np.nan if dtype.kind == "f" else 0x7E00, dtype)
+    if ctx is None:
+        args = [ctypes.byref(fluidrt.tensor(a, code)) if a is not None
+                else None for a in inputs]
+        fluidrt.check(lib, getattr(lib, "fluid_cpu_" + op)(
+            *args, ctypes.byref(fluidrt.tensor(out, code)),
+            ctypes.byref(params)))
+        return out
+    device = [ctx.upload(a, code) if a is not None else None for a in inputs]
+    result = ctx.upload(out, code)
+    ctx(op, *device, result, params)
+    got = result.download()
+    for t in device + [result]:
+        if t is not None:
+            t.free()
+    return got
+
+
+def channels_last_case(suite, ctx, code, shape, out_channels, kernel,
+                       strides, padding, dilation, groups, with_bias):
+    lib = suite.lib
+
+    def body():
+        n, c, h, w = shape
+        fan_in = (c // groups) * kernel[0] * kernel[1]
+        oh = output_size(h, padding[0], padding[2], kernel[0], strides[0],
+                         dilation[0])
+        ow = output_size(w, padding[1], padding[3], kernel[1], strides[1],
+                         dilation[1])
+        out_shape = (n, out_channels, oh, ow)
+        if code is None:
+            def cast(v):
+                return np.require(v.astype(np.float32), requirements="C")
+        else:
+            def cast(v):
+                return half.to_half(lib, v, code).bits
+        x = cast(suite.randn(*shape))
+        f = cast(suite.randn(out_channels, c // groups, *kernel,
+                             scale=fan_in ** -0.5))
+        b = cast(suite.randn(out_channels)) if with_bias else None
+        gy = cast(suite.randn(*out_shape))
+        first = fluidcuda.Conv2dParams(strides, padding, dilation, groups)
+        last = fluidcuda.Conv2dParams(strides, padding, dilation, groups,
+                                      channels_last=1)
+        notes = []
+        for op, inputs, like in [("conv2d", [x, f, b], out_shape),
+                                 ("conv2d_grad_input", [gy, f], shape),
+                                 ("conv2d_grad_filter", [gy, x], f.shape)]:
+            inputs_last = [to_channels_last(a) if a is not None and
+                           a.ndim == 4 else a for a in inputs]
+            like_last = tuple(like[i] for i in (0, 2, 3, 1))
+            cpu_first = conv_call(lib, None, op, inputs, like, first, code)
+            cpu_last = conv_call(lib, None, op, inputs_last, like_last, last,
+                                 code)
+            if cpu_last.tobytes() != to_channels_last(cpu_first).tobytes():
+                raise AssertionError(f"{op}: the cpu's channels-last result "
+                                     "is not its channels-first one")
+            cuda_first = conv_call(lib, ctx, op, inputs, like, first, code)
+            cuda_last = to_channels_first(conv_call(
+                lib, ctx, op, inputs_last, like_last, last, code))
+            if code is None:
+                fluidcuda.expect_close(cuda_last, cuda_first, "f32",
+                                       f"{op} vs cuda channels first")
+                fluidcuda.expect_close(cuda_last, cpu_first, "f32",
+                                       f"{op} vs cpu")
+                continue
+            got = half.Half(cuda_last, code)
+            worst = half.expect_within_ulp(got, half.Half(cpu_first, code),
+                                           code, f"{op} vs cpu")
+            apart = half.ulps(got, half.Half(cuda_first, code), code)
+            if apart > 2.0:
+                raise AssertionError(f"{op}: {apart:.2f} units in the last "
+                                     "place from cuda channels first (at "
+                                     "most 2)")
+            notes.append(f"{op} {worst:.2f}")
+        return "ulps vs cpu: " + ", ".join(notes) if notes else None
+    return body
+
+
+def layout_cache_case(suite):
+    """A cache file of channels-first choices (as a program from before
+    channels last wrote it) serves the same problems channels first, and
+    the channels-last ones are new keys, saved as layout=nhwc."""
+    lib = suite.lib
+    shape, out_channels = [2, 8, 9, 9], 16
+    x = suite.randn(*shape, dtype=np.float32)
+    f = suite.randn(out_channels, 8, 3, 3, dtype=np.float32, scale=72 ** -0.5)
+    gy = suite.randn(2, out_channels, 9, 9, dtype=np.float32)
+    first = fluidcuda.Conv2dParams([1, 1], [1, 1, 1, 1], [1, 1], 1)
+    last = fluidcuda.Conv2dParams([1, 1], [1, 1, 1, 1], [1, 1], 1,
+                                  channels_last=1)
+
+    def run(ctx, channels_last):
+        params = last if channels_last else first
+        for op, inputs, like in [("conv2d", [x, f, None], gy.shape),
+                                 ("conv2d_grad_input", [gy, f], x.shape),
+                                 ("conv2d_grad_filter", [gy, x], f.shape)]:
+            if channels_last:
+                inputs = [to_channels_last(a) if a is not None else None
+                          for a in inputs]
+                like = tuple(like[i] for i in (0, 2, 3, 1))
+            conv_call(lib, ctx, op, inputs, like, params, None)
+
+    def keys(path):
+        with open(path) as file:
+            lines = file.read().splitlines()[1:]
+        return sorted(line.split(" -> ")[0] for line in lines)
+
+    def body():
+        with tempfile.TemporaryDirectory() as scratch:
+            path = os.path.join(scratch, "conv-algorithms.txt")
+            with fluidcuda.Context(lib, cache_path=path) as ctx:
+                run(ctx, channels_last=False)
+            old = keys(path)
+            assert len(old) == 3 and all(" layout=nchw " in k for k in old), \
+                old
+            with fluidcuda.CapturedStderr() as captured:
+                with fluidcuda.Context(lib, cache_path=path) as ctx:
+                    run(ctx, channels_last=False)
+                    run(ctx, channels_last=True)
+                    stats = ctx.stats()
+            assert "warning" not in captured.text, captured.text
+            assert stats["algorithm_searches"] == 3, stats
+            both = keys(path)
+            new = [k for k in both if " layout=nhwc " in k]
+            assert len(both) == 6 and len(new) == 3, both
+            assert sorted(re.sub(" layout=nhwc ", " layout=nchw ", k)
+                          for k in new) == old, (new, old)
+            with fluidcuda.Context(lib, cache_path=path) as ctx:
+                run(ctx, channels_last=True)
+                again = ctx.stats()
+            assert again["algorithm_searches"] == 0, again
+        return f"{stats['algorithm_searches']} new searches; {new[0]}"
+    return body
+
+
 def main():
     suite = fluidcuda.Suite(sys.argv)
+    half.set_signatures(suite.lib)  # fluid_cpu_cast, for the 16-bit inputs
     with fluidcuda.Context(suite.lib) as strict, \
             fluidcuda.Context(suite.lib, allow_tf32=True) as tf32:
         for mode, dtype, _ in MODES:
@@ -140,6 +337,18 @@ def main():
                 suite.case(label, make_case(
                     suite, (strict, tf32), mode, dtype, shape, out_channels,
                     kernel, strides, padding, dilation, groups, with_bias))
+        for mode, code in CHANNELS_LAST_MODES:
+            for (name, shape, out_channels, kernel, strides, padding,
+                 dilation, groups, with_bias) in CHANNELS_LAST_CASES:
+                label = (f"conv2d channels last {mode} {name} input {shape} "
+                         f"out {out_channels} kernel {kernel} strides "
+                         f"{strides} padding {padding} dilation {dilation} "
+                         f"groups {groups}{' bias' if with_bias else ''}")
+                suite.case(label, channels_last_case(
+                    suite, strict, code, shape, out_channels, kernel,
+                    strides, padding, dilation, groups, with_bias))
+        suite.case("the algorithm cache keys the layout; channels-first "
+                   "files load as they are", layout_cache_case(suite))
         for name, ctx in [("strict", strict), ("tf32", tf32)]:
             stats = ctx.stats()
             print(f"{name} context: {stats['algorithm_searches']} algorithm "

@@ -61,6 +61,17 @@ class ReduceParams(Params):
                 ("keep_dims", I32)]
 
 
+class TransposeParams(Params):
+    _fields_ = [("perm", I64 * fluidrt.FLUID_MAX_RANK), ("rank", I32)]
+
+    @classmethod
+    def of(cls, perm):
+        """The params of the permutation `perm` (a sequence)."""
+        perm = list(perm)
+        return cls(perm + [0] * (fluidrt.FLUID_MAX_RANK - len(perm)),
+                   len(perm))
+
+
 class SgdParams(Params):
     _fields_ = [("weight_decay", F64)]
 
@@ -89,6 +100,7 @@ SIGNATURES = {
     "slice": [TENSOR, TENSOR, I64, I64],
     "mean": [TENSOR, TENSOR, ctypes.POINTER(ReduceParams)],
     "reduce_sum": [TENSOR, TENSOR, ctypes.POINTER(ReduceParams)],
+    "transpose": [TENSOR, TENSOR, ctypes.POINTER(TransposeParams)],
     "max_pool2d": [TENSOR, TENSOR, ctypes.POINTER(MaxPool2dParams)],
     "avg_pool2d": [TENSOR, TENSOR, ctypes.POINTER(AvgPool2dParams)],
     "max_pool2d_grad": [TENSOR] * 3 + [ctypes.POINTER(MaxPool2dParams)],

@@ -5,9 +5,18 @@ reshape (also in place), concat along every axis (the copy's 16-, 8-, 4-,
 2- and 1-byte units, sizes that are not a multiple of any), slice (the
 gradient of concat), and broadcast_to for every dtype (the elementwise
 engine on raw bytes: same shape, scalars, per-channel, strided, rank 0).
+transpose in f32, bf16 (every bit pattern, NaNs included), f16, f64 and
+i64 (u8 and i32 for a few): NCHW -> NHWC and back at ResNet-like shapes
+whose sizes are not multiples of the 32-wide tiles (the tiled batched 2-D
+transpose), general permutations of ranks 2 to 6 and 8 (the gather, with
+wide units where the innermost dimension stays), the identity and
+permutations that are one after dropping size-1 dimensions (a copy),
+size-1 dimensions elsewhere, rank 0, zero-size tensors and an unaligned
+input; the cpu's result is checked against numpy.transpose too.
 Errors get the cpu backend's messages.
 """
 
+import ctypes
 import importlib
 import os
 import sys
@@ -122,6 +131,131 @@ CONCATS = [
 ]
 
 
+# (name, NumPy dtype of the data, fluid dtype code or None for NumPy's).
+TRANSPOSE_DTYPES = [("f32", np.float32, None),
+                    ("bf16", np.uint16, harness.fluidrt.BF16),
+                    ("f16", np.float16, None), ("f64", np.float64, None),
+                    ("i64", np.int64, None)]
+NARROW_DTYPES = [("u8", np.uint8, None), ("i32", np.int32, None)]
+
+# NCHW shapes: each is transposed to NHWC, and its NHWC form back.
+LAYOUT_SHAPES = [
+    [8, 64, 56, 56],
+    [4, 64, 112, 112],
+    [4, 256, 14, 14],
+    [2, 2048, 7, 7],
+    [2, 3, 224, 224],  # the stem's input: 3 channels
+    [3, 96, 7, 7],
+    [2, 100, 13, 17],
+    [5, 17, 33, 31],
+    [1, 1000, 1, 1],
+]
+TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
+
+# (input shape, perm): what each becomes after simplification in comments.
+TRANSPOSES = [
+    ([33, 65], [1, 0]),  # one matrix
+    ([37, 45, 3], [2, 0, 1]),  # gather
+    ([37, 45, 3], [1, 0, 2]),  # innermost stays: 12-byte rows
+    ([6, 10, 64], [1, 0, 2]),  # innermost stays: 16-byte units
+    ([7, 9, 11], [2, 1, 0]),
+    ([3, 5, 7, 9], [3, 1, 0, 2]),
+    ([3, 5, 7, 9], [1, 0, 3, 2]),
+    ([3, 5, 7, 9], [2, 3, 0, 1]),  # [15, 63] -> [63, 15]
+    ([4, 3, 5, 2, 6], [4, 2, 0, 3, 1]),
+    ([2, 3, 4, 5, 6, 7], [5, 4, 3, 2, 1, 0]),
+    ([2, 3, 4, 5, 6, 7], [0, 1, 4, 5, 2, 3]),  # [6, 20, 42] -> [6, 42, 20]
+    ([2, 3, 4, 5, 6, 7], [1, 0, 3, 2, 5, 4]),
+    ([2, 1, 3, 1, 2, 1, 3, 2], [7, 6, 5, 4, 3, 2, 1, 0]),
+    ([4, 5, 6], [0, 1, 2]),  # the identity: a copy
+    ([4, 1, 6], [1, 0, 2]),  # the identity without the size-1 dimension
+    ([1, 64, 1, 49], [0, 3, 2, 1]),  # [64, 49] -> [49, 64]
+    ([8, 1, 32, 1, 7], [4, 2, 1, 0, 3]),  # [8, 32, 7] -> [7, 32, 8]
+    ([1, 1, 1], [2, 0, 1]),
+    ([], []),
+    ([7], [0]),
+    ([2, 0, 3], [2, 0, 1]),
+    ([0, 5], [1, 0]),
+]
+
+
+def upload_as(h, array, code=None):
+    """`array` in device memory, described as fluid dtype `code` (BF16 for
+    uint16 bits) or as its NumPy dtype; keeps rank 0."""
+    array = np.array(array)
+    t = harness.fluidcuda.DeviceTensor(h.ctx, array.shape, array.dtype, code)
+    h.ctx.check(h.lib.fluid_cuda_copy_to_device(
+        h.ctx.handle, t.pointer, array.ctypes.data, t.nbytes))
+    return t
+
+
+def transpose_values(h, shape, dtype):
+    if np.dtype(dtype) == np.uint16:  # bf16: every bit pattern
+        return h.rng.integers(0, 1 << 16, size=shape, dtype=np.uint16)
+    return values(h, shape, dtype)
+
+
+def filled(shape, dtype):
+    """A buffer of `shape` holding a byte pattern no transpose keeps
+    everywhere (0x7E bytes)."""
+    size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    return np.frombuffer(b"\x7e" * size, dtype).reshape(shape).copy()
+
+
+def transpose_case(h, shape, perm, dtype, code, unaligned=False):
+    """fluid_cuda_transpose against fluid_cpu_transpose (itself checked
+    against numpy.transpose), bit for bit; with `unaligned` the input is
+    one element past an aligned address."""
+    def body():
+        x = transpose_values(h, shape, dtype)
+        out_shape = tuple(shape[p] for p in perm)
+        params = harness.TransposeParams.of(perm)
+        want = filled(out_shape, dtype)
+        harness.fluidrt.check(h.lib, h.lib.fluid_cpu_transpose(
+            ctypes.byref(harness.fluidrt.tensor(x, code)),
+            ctypes.byref(harness.fluidrt.tensor(want, code)),
+            ctypes.byref(params)))
+        if want.tobytes() != np.array(np.transpose(x, perm),
+                                      order="C").tobytes():
+            raise AssertionError("the cpu's transpose is not numpy's")
+        if unaligned:
+            dx, base = harness.unaligned_upload(h, x)
+        else:
+            dx = base = upload_as(h, x, code)
+        out = upload_as(h, filled(out_shape, dtype), code)
+        h.ctx("transpose", dx, out, params)
+        got = out.download()
+        for t in (base, out):
+            t.free()
+        return exact([(want, got)])
+    return body
+
+
+def transpose_cases(h):
+    for shape in LAYOUT_SHAPES:
+        n, c, height, width = shape
+        for name, dtype, code in TRANSPOSE_DTYPES:
+            h.case(f"transpose {name} NCHW {shape} -> NHWC",
+                   transpose_case(h, shape, TO_NHWC, dtype, code))
+            h.case(f"transpose {name} NHWC {[n, height, width, c]} -> NCHW",
+                   transpose_case(h, [n, height, width, c], TO_NCHW, dtype,
+                                  code))
+    for name, dtype, code in NARROW_DTYPES:
+        h.case(f"transpose {name} NCHW [4, 64, 28, 28] -> NHWC",
+               transpose_case(h, [4, 64, 28, 28], TO_NHWC, dtype, code))
+        h.case(f"transpose {name} NHWC [4, 28, 28, 64] -> NCHW",
+               transpose_case(h, [4, 28, 28, 64], TO_NCHW, dtype, code))
+    for shape, perm in TRANSPOSES:
+        for name, dtype, code in TRANSPOSE_DTYPES + NARROW_DTYPES:
+            h.case(f"transpose {name} {shape} perm {perm}",
+                   transpose_case(h, shape, perm, dtype, code))
+    for shape, perm in [([6, 5, 8], [1, 0, 2]), ([50, 70], [1, 0]),
+                        ([3, 4, 5, 6], [2, 0, 3, 1])]:
+        h.case(f"transpose f32 {shape} perm {perm} unaligned input",
+               transpose_case(h, shape, perm, np.float32, None,
+                              unaligned=True))
+
+
 def error_cases(h):
     f64 = np.float64
     a = np.ones((2, 3), f64)
@@ -139,6 +273,25 @@ def error_cases(h):
                                Out((4, 3), f64)),
         "broadcast dtype": ("broadcast_to", np.ones(3, np.int32),
                             Out((2, 3), np.int64)),
+        "transpose null params": ("transpose", a, Out((3, 2), f64), None),
+        "transpose params rank": ("transpose", a, Out((3, 2), f64),
+                                  harness.TransposeParams([0] * 8, 9)),
+        "transpose params rank not the input's": (
+            "transpose", a, Out((3, 2), f64),
+            harness.TransposeParams.of([1, 0, 2])),
+        "transpose output rank": ("transpose", a, Out((3, 2, 1), f64),
+                                  harness.TransposeParams.of([1, 0])),
+        "transpose perm entry out of range": (
+            "transpose", a, Out((3, 2), f64),
+            harness.TransposeParams.of([0, 2])),
+        "transpose perm repeats an entry": (
+            "transpose", a, Out((3, 2), f64),
+            harness.TransposeParams.of([1, 1])),
+        "transpose output shape": ("transpose", np.ones((2, 3, 4)),
+                                   Out((4, 3, 2), f64),
+                                   harness.TransposeParams.of([0, 2, 1])),
+        "transpose dtype": ("transpose", a, Out((3, 2), np.float32),
+                            harness.TransposeParams.of([1, 0])),
     }
     for name, (op, *args) in cases.items():
         h.case(f"error {op}: {name}",
@@ -200,6 +353,7 @@ def main():
                    broadcast_case(h, shape, out_shape, dtype))
     h.case("broadcast_to f32 [3, 1] -> [3, 2^23 + 3]",
            broadcast_case(h, [3, 1], [3, (1 << 23) + 3], np.float32))
+    transpose_cases(h)
     error_cases(h)
     h.finish()
 

@@ -155,6 +155,12 @@ static cl::opt<bool> noFuseElementwise(
              "kernel of its own instead of generating one kernel per fused "
              "region"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<std::string> layoutOption(
+    "layout",
+    cl::desc("Activation layout of the convolutions and the ops around them "
+             "(--fluid-layout): nchw (default) or nhwc (channels last; "
+             "docs/LAYOUT.md)"),
+    cl::value_desc("nchw|nhwc"), cl::init("nchw"), cl::cat(compileCategory));
 static cl::opt<unsigned> gpuIndexBitwidth(
     "gpu-index-bitwidth",
     cl::desc("Bit width of the generated cuda kernels' divisions and "
@@ -392,6 +398,8 @@ int main(int argc, char **argv) {
     return fail("--workspace-limit must be -1 (none) or a size in MiB up to "
                 "2^30, got " +
                 llvm::Twine(workspaceLimit));
+  if (layoutOption != "nchw" && layoutOption != "nhwc")
+    return fail("--layout must be nchw or nhwc, got '" + layoutOption + "'");
   if (gpuIndexBitwidth != 32 && gpuIndexBitwidth != 64)
     return fail("--gpu-index-bitwidth must be 32 or 64, got " +
                 llvm::Twine(static_cast<unsigned>(gpuIndexBitwidth)));
@@ -406,6 +414,11 @@ int main(int argc, char **argv) {
       pm.addPass(createFluidRecomputeElementwise());
     if (!noExpandBatchNorm)
       pm.addPass(createFluidExpandBatchNorm());
+    if (layoutOption != "nchw") {
+      FluidLayoutOptions layout;
+      layout.layout = layoutOption;
+      pm.addPass(createFluidLayout(layout));
+    }
     if (!noFuseElementwise)
       pm.addPass(createFluidFuseElementwise());
     pm.addPass(createFluidBufferize());

@@ -239,6 +239,36 @@ def FluidExpandBatchNorm : Pass<"fluid-expand-batch-norm", "::mlir::ModuleOp"> {
   ];
 }
 
+def FluidLayout : Pass<"fluid-layout", "::mlir::ModuleOp"> {
+  let summary = "Assign the activations' memory layout: NCHW or NHWC (channels last)";
+  let description = [{
+    With `layout=nhwc`, every convolution and its two gradients run
+    channels-last (`channels_last`: NHWC activations, filters [O, KH, KW,
+    C / groups]); layout-agnostic ops whose 4-D operands come from a
+    converted op are converted with them (elementwise ops, with their
+    broadcast operands permuted; `fluid.broadcast_to`, `fluid.sum_to`,
+    `fluid.slice` and `fluid.reduce_sum` / `fluid.mean`, their axes
+    renumbered). Each layout change left is a `fluid.transpose`, placed
+    only where a converted value meets an op that is not converted (the
+    program's inputs and parameters, pooling, `fluid.batch_norm_apply`,
+    the optimizer); the canonicalizer then removes inverse pairs and turns
+    transposes of per-channel vectors into reshapes. `layout=nchw` (the
+    default) changes nothing. Parameters keep PyTorch's shapes: a filter is
+    transposed where it is read and its gradient where it is written.
+    Runs after --fluid-expand-batch-norm and before
+    --fluid-fuse-elementwise. Design and what is not converted yet:
+    docs/LAYOUT.md.
+  }];
+  let options = [
+    Option<"layout", "layout", "std::string", /*default=*/"\"nchw\"",
+           "nchw (no change) or nhwc (channels last)">,
+  ];
+  let statistics = [
+    Statistic<"numConverted", "converted", "Ops converted to channels last">,
+    Statistic<"numTransposes", "transposes", "Layout changes left after canonicalization">,
+  ];
+}
+
 def FluidFuseElementwise : Pass<"fluid-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Group elementwise ops into fused regions, each run as one generated kernel";
   let description = [{

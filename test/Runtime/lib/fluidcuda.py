@@ -41,7 +41,8 @@ class Params(ctypes.Structure):
 
 class Conv2dParams(Params):
     _fields_ = [("strides", I64 * 2), ("padding", I64 * 4),
-                ("dilation", I64 * 2), ("groups", I64)]
+                ("dilation", I64 * 2), ("groups", I64),
+                ("channels_last", I32)]
 
 
 class BatchNormParams(Params):

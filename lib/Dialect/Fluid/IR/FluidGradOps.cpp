@@ -137,9 +137,10 @@ LogicalResult SliceOp::verify() {
 
 LogicalResult Conv2DGradInputOp::verify() {
   ShapeErrors errors(getLoc(), getOperationName());
-  FailureOr<RankedTensorType> forward = inferConv2DType(
-      errors, getType(), getFilter().getType(), RankedTensorType(),
-      getStrides(), getPadding(), getDilation(), getGroups());
+  FailureOr<RankedTensorType> forward =
+      inferConv2DType(errors, getType(), getFilter().getType(),
+                      RankedTensorType(), getStrides(), getPadding(),
+                      getDilation(), getGroups(), getChannelsLast());
   if (failed(forward))
     return failure();
   return expectGradOutputType(*this, *forward, getGradOutput().getType());
@@ -149,7 +150,7 @@ LogicalResult Conv2DGradFilterOp::verify() {
   ShapeErrors errors(getLoc(), getOperationName());
   FailureOr<RankedTensorType> forward = inferConv2DType(
       errors, getInput().getType(), getType(), RankedTensorType(), getStrides(),
-      getPadding(), getDilation(), getGroups());
+      getPadding(), getDilation(), getGroups(), getChannelsLast());
   if (failed(forward))
     return failure();
   return expectGradOutputType(*this, *forward, getGradOutput().getType());

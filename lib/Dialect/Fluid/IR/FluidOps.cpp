@@ -127,19 +127,31 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 // Conv2DOp and batch norm
 //===----------------------------------------------------------------------===//
 
+/// [N, H, W, C] -> [N, C, H, W] (also [O, KH, KW, I] -> [O, I, KH, KW]).
+static SmallVector<int64_t> channelsFirst(ArrayRef<int64_t> shape) {
+  return {shape[0], shape[3], shape[1], shape[2]};
+}
+
 FailureOr<RankedTensorType> mlir::fluid::detail::inferConv2DType(
     const ShapeErrors &errors, RankedTensorType input, RankedTensorType filter,
     RankedTensorType bias, ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
-    ArrayRef<int64_t> dilation, int64_t groups) {
-  if (failed(errors.expectRank(input, "input", {4}, " (NCHW)")) ||
-      failed(errors.expectRank(filter, "filter", {4}, " (OIHW)")) ||
+    ArrayRef<int64_t> dilation, int64_t groups, bool channelsLast) {
+  if (failed(errors.expectRank(input, "input", {4},
+                               channelsLast ? " (NHWC)" : " (NCHW)")) ||
+      failed(errors.expectRank(filter, "filter", {4},
+                               channelsLast ? " (OHWI)" : " (OIHW)")) ||
       failed(errors.sameElementType(input, "input", filter, "filter")) ||
       failed(errors.expectArray(strides, "strides", 2, 1)) ||
       failed(errors.expectArray(padding, "padding", 4, 0)) ||
       failed(errors.expectArray(dilation, "dilation", 2, 1)))
     return failure();
 
-  ArrayRef<int64_t> in = input.getShape(), w = filter.getShape();
+  // The NHWC rule is the NCHW rule on the permuted shapes.
+  SmallVector<int64_t> in(input.getShape()), w(filter.getShape());
+  if (channelsLast) {
+    in = channelsFirst(in);
+    w = channelsFirst(w);
+  }
   int64_t channels = in[1], outChannels = w[0];
   if (groups < 1)
     return errors.fail("'groups' must be >= 1, got ", groups);
@@ -171,6 +183,9 @@ FailureOr<RankedTensorType> mlir::fluid::detail::inferConv2DType(
                        padding[3], dilation[1], /*ceilMode=*/false);
   if (failed(width))
     return failure();
+  if (channelsLast)
+    return RankedTensorType::get({in[0], *height, *width, outChannels},
+                                 input.getElementType());
   return RankedTensorType::get({in[0], outChannels, *height, *width},
                                input.getElementType());
 }
@@ -199,7 +214,7 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *context,
   }
   FailureOr<RankedTensorType> output = inferConv2DType(
       errors, *input, *filter, bias, adaptor.getStrides(), adaptor.getPadding(),
-      adaptor.getDilation(), adaptor.getGroups());
+      adaptor.getDilation(), adaptor.getGroups(), adaptor.getChannelsLast());
   if (failed(output))
     return failure();
   inferred.push_back(*output);

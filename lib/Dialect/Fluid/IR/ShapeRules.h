@@ -191,11 +191,10 @@ typename OpT::Adaptor withDefaults(MLIRContext *context,
 
 /// The shape rule of conv2d, on types: the output type, or a failure
 /// reported through `errors`. `bias` may be null.
-FailureOr<RankedTensorType>
-inferConv2DType(const ShapeErrors &errors, RankedTensorType input,
-                RankedTensorType filter, RankedTensorType bias,
-                ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
-                ArrayRef<int64_t> dilation, int64_t groups);
+FailureOr<RankedTensorType> inferConv2DType(
+    const ShapeErrors &errors, RankedTensorType input, RankedTensorType filter,
+    RankedTensorType bias, ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+    ArrayRef<int64_t> dilation, int64_t groups, bool channelsLast = false);
 
 /// The shape rule of the 2-D pooling ops, on types.
 FailureOr<RankedTensorType>

@@ -32,6 +32,8 @@ extern "C" {
 /// the forward input's shape (which grad_output [N,O,OH,OW] alone does not
 /// determine), filter [O,C/groups,KH,KW]. Input cells that no window reads
 /// (trailing rows and columns dropped by the stride) get zero gradient.
+/// With channels_last = 1: grad_input [N,H,W,C], grad_output [N,OH,OW,O],
+/// filter [O,KH,KW,C/groups].
 fluid_status fluid_cpu_conv2d_grad_input(const fluid_tensor *grad_output,
                                          const fluid_tensor *filter,
                                          fluid_tensor *grad_input,
@@ -40,6 +42,8 @@ fluid_status fluid_cpu_conv2d_grad_input(const fluid_tensor *grad_output,
 /// Gradient of conv2d with respect to its filter: grad_filter
 /// [O,C/groups,KH,KW] from grad_output [N,O,OH,OW] and the forward input
 /// [N,C,H,W]. (The bias gradient is reduce_sum of grad_output over N, H, W.)
+/// With channels_last = 1: grad_filter [O,KH,KW,C/groups], grad_output
+/// [N,OH,OW,O], input [N,H,W,C].
 fluid_status fluid_cpu_conv2d_grad_filter(const fluid_tensor *grad_output,
                                           const fluid_tensor *input,
                                           fluid_tensor *grad_filter,
@@ -163,6 +167,14 @@ fluid_status fluid_cpu_sum_to(const fluid_tensor *input, fluid_tensor *output);
 /// bytes).
 fluid_status fluid_cpu_slice(const fluid_tensor *input, fluid_tensor *output,
                              int64_t axis, int64_t offset);
+
+/// output = input with its dimensions permuted: output dimension d is input
+/// dimension params->perm[d] (output shape [input.shape[perm[0]], ...]).
+/// The gradient of a transpose is the transpose by the inverse permutation.
+/// Any dtype (moves bytes).
+fluid_status fluid_cpu_transpose(const fluid_tensor *input,
+                                 fluid_tensor *output,
+                                 const fluid_transpose_params *params);
 
 #ifdef __cplusplus
 } // extern "C"

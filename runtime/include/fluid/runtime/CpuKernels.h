@@ -36,10 +36,12 @@ extern "C" {
 
 /// Attributes of conv2d. Padding is zero padding.
 typedef struct fluid_conv2d_params {
-  int64_t strides[2];  /* [sh, sw], each >= 1 */
-  int64_t padding[4];  /* [top, left, bottom, right], each >= 0 */
-  int64_t dilation[2]; /* [dh, dw], each >= 1 */
-  int64_t groups;      /* >= 1, divides the input and output channels */
+  int64_t strides[2];    /* [sh, sw], each >= 1 */
+  int64_t padding[4];    /* [top, left, bottom, right], each >= 0 */
+  int64_t dilation[2];   /* [dh, dw], each >= 1 */
+  int64_t groups;        /* >= 1, divides the input and output channels */
+  int32_t channels_last; /* 0: NCHW tensors, filter [O,C/groups,KH,KW];
+                            1: NHWC tensors, filter [O,KH,KW,C/groups] */
 } fluid_conv2d_params;
 
 /// Attributes of max_pool2d. Padded cells never win; every window must
@@ -74,6 +76,12 @@ typedef struct fluid_matmul_params {
   int32_t transpose_rhs; /* 0 or 1 */
 } fluid_matmul_params;
 
+/// Attributes of transpose: output dimension d is input dimension perm[d].
+typedef struct fluid_transpose_params {
+  int64_t perm[FLUID_MAX_RANK]; /* a permutation of [0, rank) */
+  int32_t rank;                 /* entries used in perm: the tensors' rank */
+} fluid_transpose_params;
+
 /// Attributes of mean and reduce_sum.
 typedef struct fluid_reduce_params {
   int64_t axes[FLUID_MAX_RANK]; /* distinct, each in [0, rank) */
@@ -95,7 +103,9 @@ typedef enum fluid_loss_reduction {
 
 /// input [N,C,H,W], filter [O,C/groups,KH,KW], bias [O] or NULL,
 /// output [N,O,OH,OW] with OH = (H + top + bottom - dh*(KH-1) - 1)/sh + 1
-/// (rounded down), and the same for OW.
+/// (rounded down), and the same for OW. With channels_last = 1: input
+/// [N,H,W,C], filter [O,KH,KW,C/groups], output [N,OH,OW,O] (bitwise the
+/// channels-first result, transposed).
 fluid_status fluid_cpu_conv2d(const fluid_tensor *input,
                               const fluid_tensor *filter,
                               const fluid_tensor *bias, fluid_tensor *output,

@@ -39,7 +39,9 @@ extern "C" {
 /// conv2d with cuDNN (fluid_cpu_conv2d). The algorithm is found by
 /// cudnnFind once per convolution shape and cached (in the context, and in
 /// its algorithm_cache_path); asymmetric padding is padded explicitly into
-/// the workspace, symmetric padding goes to cuDNN directly.
+/// the workspace, symmetric padding goes to cuDNN directly. channels_last
+/// = 1 (input [N,H,W,C], filter [O,KH,KW,C/groups], output [N,OH,OW,O])
+/// runs cuDNN's NHWC convolutions on the tensors as they are.
 fluid_status fluid_cuda_conv2d(fluid_cuda_context *context,
                                const fluid_tensor *input,
                                const fluid_tensor *filter,
@@ -47,7 +49,7 @@ fluid_status fluid_cuda_conv2d(fluid_cuda_context *context,
                                const fluid_conv2d_params *params);
 
 /// Gradient of conv2d with respect to its input
-/// (fluid_cpu_conv2d_grad_input).
+/// (fluid_cpu_conv2d_grad_input), in either layout as fluid_cuda_conv2d.
 fluid_status fluid_cuda_conv2d_grad_input(fluid_cuda_context *context,
                                           const fluid_tensor *grad_output,
                                           const fluid_tensor *filter,
@@ -55,7 +57,7 @@ fluid_status fluid_cuda_conv2d_grad_input(fluid_cuda_context *context,
                                           const fluid_conv2d_params *params);
 
 /// Gradient of conv2d with respect to its filter
-/// (fluid_cpu_conv2d_grad_filter).
+/// (fluid_cpu_conv2d_grad_filter), in either layout as fluid_cuda_conv2d.
 fluid_status fluid_cuda_conv2d_grad_filter(fluid_cuda_context *context,
                                            const fluid_tensor *grad_output,
                                            const fluid_tensor *input,
@@ -244,6 +246,15 @@ fluid_status fluid_cuda_slice(fluid_cuda_context *context,
 fluid_status fluid_cuda_broadcast_to(fluid_cuda_context *context,
                                      const fluid_tensor *input,
                                      fluid_tensor *output);
+
+/// fluid_cpu_transpose. Dimensions adjacent in both input and output are
+/// merged first; a permutation that is then a batched 2-D transpose (the
+/// NCHW <-> NHWC layout changes) runs a tiled kernel through shared memory,
+/// others one strided gather.
+fluid_status fluid_cuda_transpose(fluid_cuda_context *context,
+                                  const fluid_tensor *input,
+                                  fluid_tensor *output,
+                                  const fluid_transpose_params *params);
 
 /* Reductions (fluid_cpu_mean, fluid_cpu_reduce_sum, fluid_cpu_sum_to,
    fluid_cpu_global_avg_pool). */

@@ -29,7 +29,8 @@ def Fluid_Conv2DGradInputOp : Fluid_GradOp<"conv2d_grad_input"> {
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
     DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
-    DefaultValuedAttr<I64Attr, "1">:$groups);
+    DefaultValuedAttr<I64Attr, "1">:$groups,
+    UnitAttr:$channels_last);
   let results = (outs Fluid_FloatTensor:$grad_input);
   let assemblyFormat = [{
     $grad_output `,` $filter attr-dict `:`
@@ -55,7 +56,8 @@ def Fluid_Conv2DGradFilterOp : Fluid_GradOp<"conv2d_grad_filter"> {
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
     DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
-    DefaultValuedAttr<I64Attr, "1">:$groups);
+    DefaultValuedAttr<I64Attr, "1">:$groups,
+    UnitAttr:$channels_last);
   let results = (outs Fluid_FloatTensor:$grad_filter);
   let assemblyFormat = [{
     $grad_output `,` $input attr-dict `:`

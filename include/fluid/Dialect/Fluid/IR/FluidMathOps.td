@@ -95,6 +95,32 @@ def Fluid_SumToOp : Fluid_Op<"sum_to", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Fluid_TransposeOp : Fluid_Op<"transpose", [Pure]> {
+  let summary = "Permutes a tensor's dimensions";
+  let description = [{
+    Result dimension `d` is input dimension `permutation[d]`, as
+    `numpy.transpose` and ONNX Transpose. Layout assignment uses it for the
+    changes between NCHW and NHWC (`[0, 2, 3, 1]` and `[0, 3, 1, 2]`); its
+    gradient is the transpose by the inverse permutation. A transpose that
+    moves only dimensions of size 1 keeps the elements in order and folds
+    to a reshape when canonicalized; two transposes in a row become one.
+
+    ```mlir
+    %y = fluid.transpose %x {permutation = array<i64: 0, 2, 3, 1>} : tensor<8x64x7x7xf32> -> tensor<8x7x7x64xf32>
+    ```
+  }];
+  let arguments = (ins Fluid_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Fluid_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let builders = [
+    // The result type follows from the input's and the permutation.
+    OpBuilder<(ins "Value":$input, "ArrayRef<int64_t>":$permutation)>
+  ];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
 def Fluid_SliceOp : Fluid_Op<"slice", [Pure]> {
   let summary = "The result-shaped window of a tensor at `offset` along `axis`";
   let description = [{

@@ -118,12 +118,16 @@ def Fluid_ConstantOp : Fluid_Op<"constant", [
 //===----------------------------------------------------------------------===//
 
 def Fluid_Conv2DOp : Fluid_InferOp<"conv2d"> {
-  let summary = "2-D convolution (NCHW), grouped and dilated, optional bias";
+  let summary = "2-D convolution (NCHW or NHWC), grouped and dilated, optional bias";
   let description = [{
     `input` is [N, C, H, W], `filter` is [O, C / groups, KH, KW], `bias` is
     [O]. `padding` is [top, left, bottom, right] of zeros. The output is
     [N, O, OH, OW] with OH = (H + top + bottom - dilation_h * (KH - 1) - 1)
     / stride_h + 1 (rounded down), and likewise OW.
+
+    With `channels_last` (set by `--fluid-layout=nhwc`) the tensors are
+    NHWC: `input` [N, H, W, C], `filter` [O, KH, KW, C / groups], the
+    output [N, OH, OW, O]; the arithmetic is the same.
 
     ```mlir
     %y = fluid.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>}
@@ -137,7 +141,8 @@ def Fluid_Conv2DOp : Fluid_InferOp<"conv2d"> {
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
     DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
-    DefaultValuedAttr<I64Attr, "1">:$groups);
+    DefaultValuedAttr<I64Attr, "1">:$groups,
+    UnitAttr:$channels_last);
   let results = (outs Fluid_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $filter (`,` $bias^)? attr-dict `:`

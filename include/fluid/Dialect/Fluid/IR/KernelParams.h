@@ -56,6 +56,18 @@ inline fluid_reduce_params reduceParams(std::optional<ArrayRef<int64_t>> axes,
   return p;
 }
 
+/// Transpose parameters. A rank beyond FLUID_MAX_RANK keeps its true value
+/// in `rank` (and the first FLUID_MAX_RANK entries), so that the kernel
+/// reports it instead of reading past the array.
+inline fluid_transpose_params transposeParams(TransposeOp op) {
+  fluid_transpose_params p = {};
+  ArrayRef<int64_t> perm = op.getPermutation();
+  p.rank = static_cast<int32_t>(perm.size());
+  for (size_t d = 0; d < perm.size() && d < FLUID_MAX_RANK; ++d)
+    p.perm[d] = perm[d];
+  return p;
+}
+
 /// The runtime's fluid_loss_reduction of a reduction attribute.
 inline int32_t toRuntime(Reduction reduction) {
   switch (reduction) {
@@ -83,6 +95,7 @@ template <typename ConvLikeOp> fluid_conv2d_params convParams(ConvLikeOp op) {
   detail::copyArray(p.padding, op.getPadding());
   detail::copyArray(p.dilation, op.getDilation());
   p.groups = op.getGroups();
+  p.channels_last = op.getChannelsLast();
   return p;
 }
 

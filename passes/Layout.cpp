@@ -1,0 +1,355 @@
+//===- Layout.cpp - --fluid-layout ----------------------------------------===//
+//
+// Layout assignment for channels-last (NHWC) convolutions, in the way of
+// TensorFlow's layout optimizer and XLA's layout assignment: the
+// convolutions are the layout-sensitive ops that decide the layout; the
+// elementwise ops, broadcasts, sums and slices around them follow it, and a
+// fluid.transpose is left only where a channels-last value meets an op
+// that is not converted. One walk over each function in program order
+// (forward and backward pass alike) keeps, for every NCHW value that has
+// one, its NHWC twin; an op is rebuilt on the twins when it is a
+// convolution, or when it is layout-agnostic and one of its 4-D operands
+// has a twin. Last, each replaced op's remaining users read its twin
+// through a transpose back, and the canonicalizer folds the transposes
+// (inverse pairs cancel, per-channel ones become reshapes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::fluid {
+#define GEN_PASS_DEF_FLUIDLAYOUT
+#include "fluid/Passes/Passes.h.inc"
+} // namespace mlir::fluid
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+namespace {
+
+/// NCHW -> NHWC: result dimension d is input dimension kToNhwc[d].
+constexpr int64_t kToNhwc[] = {0, 2, 3, 1};
+/// NHWC -> NCHW; also where NCHW dimension d sits in NHWC.
+constexpr int64_t kToNchw[] = {0, 3, 1, 2};
+
+RankedTensorType nhwcType(RankedTensorType type) {
+  ArrayRef<int64_t> s = type.getShape();
+  return RankedTensorType::get({s[0], s[2], s[3], s[1]}, type.getElementType());
+}
+
+bool isRank4(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getRank() == 4;
+}
+
+/// Elementwise ops (NumPy broadcasting, no attribute that names an axis).
+bool isAgnosticElementwise(Operation *op) {
+  return isa<ReluOp, SigmoidOp, TanhOp, NegOp, ExpOp, LogOp, CosOp, SqrtOp,
+             FloorOp, AddOp, SubOp, MulOp, DivOp, PowOp, MinimumOp, MaximumOp,
+             GreaterEqualOp, SelectOp, CastOp, ReluGradOp, SigmoidGradOp,
+             TanhGradOp>(op) &&
+         op->getNumResults() == 1 && isRank4(op->getResult(0));
+}
+
+class LayoutAssigner {
+public:
+  explicit LayoutAssigner(func::FuncOp func) : func(func) {}
+
+  /// Converts the function; returns the number of ops converted.
+  int64_t run() {
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.getBody().getOps())
+      ops.push_back(&op);
+    for (Operation *op : ops)
+      if (convert(op))
+        replaced.push_back(op);
+    // Users not converted read the twin through a transpose back. In
+    // reverse order, so that converted users are gone before their
+    // producers are looked at.
+    for (Operation *op : llvm::reverse(replaced)) {
+      for (Value result : op->getResults()) {
+        if (result.use_empty())
+          continue;
+        Value twin = twins.lookup(result);
+        OpBuilder b(func.getContext());
+        b.setInsertionPointAfterValue(twin);
+        result.replaceAllUsesWith(transpose(b, twin, kToNchw));
+      }
+      op->erase();
+    }
+    return static_cast<int64_t>(replaced.size());
+  }
+
+  SmallVector<TransposeOp> &transposes() { return created; }
+
+private:
+  Value transpose(OpBuilder &b, Value value, ArrayRef<int64_t> permutation) {
+    auto op = TransposeOp::create(b, value.getLoc(), value, permutation);
+    created.push_back(op);
+    return op;
+  }
+
+  /// The NHWC twin of a 4-D NCHW value, made where it is missing: a
+  /// broadcast of a smaller value is broadcast again from the smaller
+  /// value's twin (no full-size transpose); anything else is transposed.
+  Value twinOf(Value value) {
+    if (Value twin = twins.lookup(value))
+      return twin;
+    OpBuilder b(func.getContext());
+    Value twin;
+    if (auto broadcast = value.getDefiningOp<BroadcastToOp>()) {
+      b.setInsertionPointAfter(broadcast);
+      twin = BroadcastToOp::create(b, broadcast.getLoc(),
+                                   nhwcType(broadcast.getType()),
+                                   broadcastOperand(b, broadcast.getInput()));
+    } else {
+      b.setInsertionPointAfterValue(value);
+      twin = transpose(b, value, kToNhwc);
+    }
+    twins[value] = twin;
+    return twin;
+  }
+
+  /// An operand broadcast against 4-D NCHW values, as it must be against
+  /// their twins: rank 4 by its twin; lower ranks (aligned from the right)
+  /// padded to rank 4 first, unless they hold a single element.
+  Value broadcastOperand(OpBuilder &b, Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getRank() == 4)
+      return twinOf(value);
+    if (type.getNumElements() == 1 && type.getRank() == 0)
+      return value;
+    SmallVector<int64_t> padded(4 - type.getRank(), 1);
+    llvm::append_range(padded, type.getShape());
+    if (llvm::all_of(padded, [](int64_t d) { return d == 1; }))
+      return value;
+    b.setInsertionPointAfterValue(value);
+    Value reshaped = ReshapeOp::create(
+        b, value.getLoc(), RankedTensorType::get(padded, type.getElementType()),
+        value);
+    return twinOf(reshaped);
+  }
+
+  bool hasTwinOperand(Operation *op) {
+    return llvm::any_of(op->getOperands(),
+                        [&](Value v) { return twins.contains(v); });
+  }
+
+  /// A 4-D NCHW axis, normalized, at its NHWC position.
+  static int64_t nhwcAxis(int64_t axis) {
+    return kToNchw[axis < 0 ? axis + 4 : axis];
+  }
+
+  bool convert(Operation *op) {
+    OpBuilder b(op);
+    return llvm::TypeSwitch<Operation *, bool>(op)
+        .Case([&](Conv2DOp conv) {
+          if (conv.getChannelsLast() || !isRank4(conv.getInput()))
+            return false;
+          Value x = twinOf(conv.getInput()), w = twinOf(conv.getFilter());
+          b.setInsertionPoint(conv);
+          auto twin = Conv2DOp::create(
+              b, conv.getLoc(), nhwcType(conv.getType()), x, w, conv.getBias(),
+              conv.getStridesAttr(), conv.getPaddingAttr(),
+              conv.getDilationAttr(), conv.getGroupsAttr(), b.getUnitAttr());
+          twins[conv.getOutput()] = twin;
+          return true;
+        })
+        .Case([&](Conv2DGradInputOp grad) {
+          if (grad.getChannelsLast())
+            return false;
+          Value dy = twinOf(grad.getGradOutput()), w = twinOf(grad.getFilter());
+          b.setInsertionPoint(grad);
+          twins[grad.getResult()] = Conv2DGradInputOp::create(
+              b, grad.getLoc(), nhwcType(grad.getType()), dy, w,
+              grad.getStridesAttr(), grad.getPaddingAttr(),
+              grad.getDilationAttr(), grad.getGroupsAttr(), b.getUnitAttr());
+          return true;
+        })
+        .Case([&](Conv2DGradFilterOp grad) {
+          if (grad.getChannelsLast())
+            return false;
+          Value dy = twinOf(grad.getGradOutput()), x = twinOf(grad.getInput());
+          b.setInsertionPoint(grad);
+          twins[grad.getResult()] = Conv2DGradFilterOp::create(
+              b, grad.getLoc(), nhwcType(grad.getType()), dy, x,
+              grad.getStridesAttr(), grad.getPaddingAttr(),
+              grad.getDilationAttr(), grad.getGroupsAttr(), b.getUnitAttr());
+          return true;
+        })
+        .Case([&](BroadcastToOp broadcast) {
+          // Always: its twin is a broadcast of the (small) input's, and
+          // what it feeds (batch norm's per-channel factors in the
+          // backward pass) can then follow.
+          if (!isRank4(broadcast.getOutput()))
+            return false;
+          (void)twinOf(broadcast.getOutput());
+          return true;
+        })
+        .Case([&](SliceOp slice) {
+          if (!isRank4(slice.getInput()) || !hasTwinOperand(slice))
+            return false;
+          Value x = twinOf(slice.getInput());
+          b.setInsertionPoint(slice);
+          twins[slice.getOutput()] =
+              SliceOp::create(b, slice.getLoc(), nhwcType(slice.getType()), x,
+                              nhwcAxis(slice.getAxis()), slice.getOffset());
+          return true;
+        })
+        .Case([&](BatchNormApplyOp apply) {
+          if (!isRank4(apply.getInput()) || !hasTwinOperand(apply))
+            return false;
+          // Per channel along axis 1 of [N*H*W, C], a view of the NHWC
+          // twin: the same arithmetic on the same elements.
+          RankedTensorType type = nhwcType(apply.getType());
+          ArrayRef<int64_t> s = type.getShape();
+          auto matrix = RankedTensorType::get({s[0] * s[1] * s[2], s[3]},
+                                              type.getElementType());
+          Value x = twinOf(apply.getInput());
+          b.setInsertionPoint(apply);
+          Value rows = ReshapeOp::create(b, apply.getLoc(), matrix, x);
+          Value y = BatchNormApplyOp::create(
+              b, apply.getLoc(), matrix, rows, apply.getScale(),
+              apply.getShift(), apply.getMean(), apply.getInvStd());
+          twins[apply.getOutput()] =
+              ReshapeOp::create(b, apply.getLoc(), type, y);
+          return true;
+        })
+        .Case([&](GlobalAvgPoolOp pool) {
+          if (!isRank4(pool.getInput()) || !hasTwinOperand(pool))
+            return false;
+          // The mean over H and W, kept as [N, 1, 1, C].
+          Value x = twinOf(pool.getInput());
+          b.setInsertionPoint(pool);
+          twins[pool.getOutput()] = MeanOp::create(
+              b, pool.getLoc(), x, b.getDenseI64ArrayAttr({1, 2}),
+              /*keep_dims=*/true);
+          return true;
+        })
+        .Case<ReduceSumOp, MeanOp>(
+            [&](auto reduce) { return convertReduction(reduce); })
+        .Case([&](SumToOp sum) {
+          if (!isRank4(sum.getInput()) || !hasTwinOperand(sum))
+            return false;
+          // The result padded to rank 4, summed in NHWC, then back.
+          RankedTensorType type = sum.getType();
+          SmallVector<int64_t> padded(4 - type.getRank(), 1);
+          llvm::append_range(padded, type.getShape());
+          auto paddedType =
+              RankedTensorType::get(padded, type.getElementType());
+          Value x = twinOf(sum.getInput());
+          b.setInsertionPoint(sum);
+          Value twin =
+              SumToOp::create(b, sum.getLoc(), nhwcType(paddedType), x);
+          if (type.getRank() == 4) {
+            twins[sum.getOutput()] = twin;
+            return true;
+          }
+          Value back = transpose(b, twin, kToNchw);
+          sum.getOutput().replaceAllUsesWith(
+              ReshapeOp::create(b, sum.getLoc(), type, back).getResult());
+          return true;
+        })
+        .Default([&](Operation *other) {
+          if (!isAgnosticElementwise(other) || !hasTwinOperand(other))
+            return false;
+          IRMapping mapping;
+          for (Value operand : other->getOperands())
+            mapping.map(operand, broadcastOperand(b, operand));
+          b.setInsertionPoint(other);
+          Operation *twin = b.clone(*other, mapping);
+          twin->getResult(0).setType(
+              nhwcType(cast<RankedTensorType>(other->getResult(0).getType())));
+          twins[other->getResult(0)] = twin->getResult(0);
+          return true;
+        });
+  }
+
+  /// A reduction over a converted 4-D value, with its axes renumbered;
+  /// without keep_dims only when the kept dimensions stay in order (the
+  /// per-channel sums over N, H and W give the same [C]).
+  template <typename ReduceOp> bool convertReduction(ReduceOp reduce) {
+    Value input = reduce.getInput();
+    if (!isRank4(input) || !twins.contains(input))
+      return false;
+    std::optional<ArrayRef<int64_t>> given = reduce.getAxes();
+    SmallVector<int64_t> axes;
+    if (given)
+      for (int64_t axis : *given)
+        axes.push_back(nhwcAxis(axis));
+    else
+      axes = {0, 1, 2, 3};
+    llvm::sort(axes);
+    bool keepDims = reduce.getKeepDims();
+    if (!keepDims) {
+      SmallVector<int64_t> keptNchw, keptNhwc;
+      for (int64_t d = 0; d < 4; ++d) {
+        if (!llvm::is_contained(axes, kToNchw[d]))
+          keptNchw.push_back(d);
+        if (!llvm::is_contained(axes, d))
+          keptNhwc.push_back(kToNhwc[d]);
+      }
+      if (keptNchw != keptNhwc)
+        return false;
+    }
+    OpBuilder b(reduce);
+    Value x = twinOf(input);
+    RankedTensorType type = reduce.getType();
+    auto twin = ReduceOp::create(
+        b, reduce.getLoc(), keepDims ? nhwcType(type) : type, x,
+        b.getDenseI64ArrayAttr(axes), reduce.getKeepDimsAttr());
+    if (keepDims)
+      twins[reduce.getResult()] = twin;
+    else
+      reduce.getResult().replaceAllUsesWith(twin.getResult());
+    return true;
+  }
+
+  func::FuncOp func;
+  DenseMap<Value, Value> twins;
+  SmallVector<Operation *> replaced;
+  SmallVector<TransposeOp> created;
+};
+
+struct FluidLayoutPass
+    : public mlir::fluid::impl::FluidLayoutBase<FluidLayoutPass> {
+  using FluidLayoutBase::FluidLayoutBase;
+
+  void runOnOperation() override {
+    if (layout != "nchw" && layout != "nhwc") {
+      getOperation().emitError()
+          << "--fluid-layout: layout must be nchw or nhwc, got '" << layout
+          << "'";
+      return signalPassFailure();
+    }
+    if (layout == "nchw")
+      return;
+    MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
+    TransposeOp::getCanonicalizationPatterns(patterns, context);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      LayoutAssigner assigner(func);
+      numConverted += assigner.run();
+      SmallVector<Operation *> ops;
+      for (TransposeOp op : assigner.transposes())
+        ops.push_back(op);
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+      if (failed(applyOpPatternsGreedily(ops, frozen, config))) {
+        func.emitError() << "--fluid-layout: the layout changes did not "
+                            "settle";
+        return signalPassFailure();
+      }
+    }
+    getOperation().walk([&](TransposeOp) { ++numTransposes; });
+  }
+};
+
+} // namespace
