@@ -141,6 +141,21 @@ private:
                         [&](Value v) { return twins.contains(v); });
   }
 
+  /// `op` rebuilt before itself on `operandOf` of each operand, its 4-D
+  /// result in NHWC and recorded as the twin of `op`'s.
+  Operation *cloneOnTwins(OpBuilder &b, Operation *op,
+                          function_ref<Value(Value)> operandOf) {
+    IRMapping mapping;
+    for (Value operand : op->getOperands())
+      mapping.map(operand, operandOf(operand));
+    b.setInsertionPoint(op);
+    Operation *twin = b.clone(*op, mapping);
+    Value result = twin->getResult(0);
+    result.setType(nhwcType(cast<RankedTensorType>(result.getType())));
+    twins[op->getResult(0)] = result;
+    return twin;
+  }
+
   /// A 4-D NCHW axis, normalized, at its NHWC position.
   static int64_t nhwcAxis(int64_t axis) {
     return kToNchw[axis < 0 ? axis + 4 : axis];
@@ -149,38 +164,14 @@ private:
   bool convert(Operation *op) {
     OpBuilder b(op);
     return llvm::TypeSwitch<Operation *, bool>(op)
-        .Case([&](Conv2DOp conv) {
-          if (conv.getChannelsLast() || !isRank4(conv.getInput()))
+        .Case<Conv2DOp, Conv2DGradInputOp, Conv2DGradFilterOp>([&](auto conv) {
+          if (conv.getChannelsLast())
             return false;
-          Value x = twinOf(conv.getInput()), w = twinOf(conv.getFilter());
-          b.setInsertionPoint(conv);
-          auto twin = Conv2DOp::create(
-              b, conv.getLoc(), nhwcType(conv.getType()), x, w, conv.getBias(),
-              conv.getStridesAttr(), conv.getPaddingAttr(),
-              conv.getDilationAttr(), conv.getGroupsAttr(), b.getUnitAttr());
-          twins[conv.getOutput()] = twin;
-          return true;
-        })
-        .Case([&](Conv2DGradInputOp grad) {
-          if (grad.getChannelsLast())
-            return false;
-          Value dy = twinOf(grad.getGradOutput()), w = twinOf(grad.getFilter());
-          b.setInsertionPoint(grad);
-          twins[grad.getResult()] = Conv2DGradInputOp::create(
-              b, grad.getLoc(), nhwcType(grad.getType()), dy, w,
-              grad.getStridesAttr(), grad.getPaddingAttr(),
-              grad.getDilationAttr(), grad.getGroupsAttr(), b.getUnitAttr());
-          return true;
-        })
-        .Case([&](Conv2DGradFilterOp grad) {
-          if (grad.getChannelsLast())
-            return false;
-          Value dy = twinOf(grad.getGradOutput()), x = twinOf(grad.getInput());
-          b.setInsertionPoint(grad);
-          twins[grad.getResult()] = Conv2DGradFilterOp::create(
-              b, grad.getLoc(), nhwcType(grad.getType()), dy, x,
-              grad.getStridesAttr(), grad.getPaddingAttr(),
-              grad.getDilationAttr(), grad.getGroupsAttr(), b.getUnitAttr());
+          // Every 4-D operand (activations, filters) by its twin; a bias
+          // stays as it is.
+          auto twin = cast<decltype(conv)>(cloneOnTwins(
+              b, conv, [&](Value v) { return isRank4(v) ? twinOf(v) : v; }));
+          twin.setChannelsLast(true);
           return true;
         })
         .Case([&](BroadcastToOp broadcast) {
@@ -259,14 +250,8 @@ private:
         .Default([&](Operation *other) {
           if (!isAgnosticElementwise(other) || !hasTwinOperand(other))
             return false;
-          IRMapping mapping;
-          for (Value operand : other->getOperands())
-            mapping.map(operand, broadcastOperand(b, operand));
-          b.setInsertionPoint(other);
-          Operation *twin = b.clone(*other, mapping);
-          twin->getResult(0).setType(
-              nhwcType(cast<RankedTensorType>(other->getResult(0).getType())));
-          twins[other->getResult(0)] = twin->getResult(0);
+          cloneOnTwins(b, other,
+                       [&](Value v) { return broadcastOperand(b, v); });
           return true;
         });
   }

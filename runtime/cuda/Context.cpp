@@ -616,22 +616,13 @@ void TensorDescriptor::setNchwStrided(int32_t dtype, const int64_t dims[4],
       cudnnInt(strides[3], "column stride")));
 }
 
-void FilterDescriptor::setKcrs(int32_t dtype, int64_t k, int64_t c, int64_t r,
-                               int64_t s) {
+void FilterDescriptor::setDense(int32_t dtype, cudnnTensorFormat_t layout,
+                                int64_t k, int64_t c, int64_t r, int64_t s) {
   cudnnInt(k * c * r * s, "filter elements");
   FLUID_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
-      desc_, cudnnDataTypeOf(dtype), CUDNN_TENSOR_NCHW,
-      cudnnInt(k, "output channels"), cudnnInt(c, "input channels per group"),
-      cudnnInt(r, "kernel height"), cudnnInt(s, "kernel width")));
-}
-
-void FilterDescriptor::setKrsc(int32_t dtype, int64_t k, int64_t c, int64_t r,
-                               int64_t s) {
-  cudnnInt(k * c * r * s, "filter elements");
-  FLUID_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
-      desc_, cudnnDataTypeOf(dtype), CUDNN_TENSOR_NHWC,
-      cudnnInt(k, "output channels"), cudnnInt(c, "input channels per group"),
-      cudnnInt(r, "kernel height"), cudnnInt(s, "kernel width")));
+      desc_, cudnnDataTypeOf(dtype), layout, cudnnInt(k, "output channels"),
+      cudnnInt(c, "input channels per group"), cudnnInt(r, "kernel height"),
+      cudnnInt(s, "kernel width")));
 }
 
 void cuda::addChannelBias(fluid_cuda_context *context, int32_t dtype,

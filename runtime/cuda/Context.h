@@ -191,11 +191,12 @@ public:
   FilterDescriptor(const FilterDescriptor &) = delete;
   FilterDescriptor &operator=(const FilterDescriptor &) = delete;
 
-  /// A dense [K, C/groups, R, S] filter in NCHW (KCRS) order.
-  void setKcrs(int32_t dtype, int64_t k, int64_t c, int64_t r, int64_t s);
-  /// The same filter stored [K, R, S, C/groups]: cuDNN's NHWC (KRSC)
-  /// order, the filter layout of NHWC convolutions.
-  void setKrsc(int32_t dtype, int64_t k, int64_t c, int64_t r, int64_t s);
+  /// A dense filter of K output channels, C/groups input channels and an
+  /// R x S window, stored [K, C/groups, R, S] (CUDNN_TENSOR_NCHW, KCRS) or
+  /// [K, R, S, C/groups] (CUDNN_TENSOR_NHWC, KRSC: the filters of NHWC
+  /// convolutions).
+  void setDense(int32_t dtype, cudnnTensorFormat_t layout, int64_t k, int64_t c,
+                int64_t r, int64_t s);
 
   cudnnFilterDescriptor_t get() const { return desc_; }
 

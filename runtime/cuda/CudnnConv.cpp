@@ -164,12 +164,8 @@ struct ConvOperands {
     const Conv2dGeometry &g = l.g;
     x.setDense(l.dtype, l.layout(), g.batch, g.inChannels, l.paddedHeight,
                l.paddedWidth);
-    if (g.channelsLast)
-      w.setKrsc(l.dtype, g.outChannels, g.inChannelsPerGroup(), g.rows.kernel,
-                g.cols.kernel);
-    else
-      w.setKcrs(l.dtype, g.outChannels, g.inChannelsPerGroup(), g.rows.kernel,
-                g.cols.kernel);
+    w.setDense(l.dtype, l.layout(), g.outChannels, g.inChannelsPerGroup(),
+               g.rows.kernel, g.cols.kernel);
     y.setDense(l.dtype, l.layout(), g.batch, g.outChannels, g.rows.outSize,
                g.cols.outSize);
     FLUID_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
