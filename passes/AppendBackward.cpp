@@ -530,8 +530,8 @@ LogicalResult BackwardBuilder::build() {
   Value loss = ret.getOperand(0);
 
   // Only the optimizer updates trainable parameters, once per step; the
-  // forward function may write other state (running statistics), once.
-  llvm::StringMap<SetParamOp> writes;
+  // forward function may write other state (running statistics), once
+  // (fluid.set_param's verifier checks that).
   for (auto set : body.getOps<SetParamOp>()) {
     auto param =
         SymbolTable::lookupNearestSymbolFrom<ParamOp>(set, set.getNameAttr());
@@ -541,15 +541,6 @@ LogicalResult BackwardBuilder::build() {
              << " writes the trainable parameter @" << param.getSymName()
              << ", which the optimizer updates; a forward function may "
                 "write only parameters with trainable = false";
-    auto [it, inserted] = writes.try_emplace(set.getName(), set);
-    if (!inserted) {
-      InFlightDiagnostic diag = set.emitError() << "--fluid-append-backward: @"
-                                                << func.getSymName()
-                                                << " writes the parameter @"
-                                                << set.getName() << " twice";
-      diag.attachNote(it->second.getLoc()) << "first written here";
-      return diag;
-    }
   }
 
   findDifferentiableValues();

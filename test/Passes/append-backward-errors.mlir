@@ -76,18 +76,3 @@ func.func @writes_trainable() -> tensor<f32> {
   %l = fluid.mean %w : tensor<4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
-
-// -----
-
-// State is written once per step.
-fluid.param @w : tensor<4xf32> init ones
-fluid.param @stat : tensor<4xf32> init zeros {trainable = false}
-func.func @writes_twice() -> tensor<f32> {
-  %w = fluid.get_param @w : tensor<4xf32>
-  // expected-note @+1 {{first written here}}
-  fluid.set_param @stat, %w : tensor<4xf32>
-  // expected-error @+1 {{--fluid-append-backward: @writes_twice writes the parameter @stat twice}}
-  fluid.set_param @stat, %w : tensor<4xf32>
-  %l = fluid.mean %w : tensor<4xf32> -> tensor<f32>
-  return %l : tensor<f32>
-}

@@ -56,6 +56,8 @@ fluid.param @x : tensor<4xf32> init ones
 fluid.param @w.momentum_buffer : tensor<4xf32> init zeros {trainable = false}
 fluid.param @v.momentum_buffer : tensor<4xf32> init zeros {trainable = false}
 fluid.param @x.momentum_buffer : tensor<4xf32> init zeros {trainable = false}
+fluid.param @y : tensor<4xf32> init ones
+fluid.param @y.momentum_buffer : tensor<4xf32> init zeros {trainable = false}
 fluid.param @m : tensor<4xf32> init ones
 fluid.param @n : tensor<4xf32> init ones
 fluid.param @m.exp_avg : tensor<4xf32> init zeros {trainable = false}
@@ -96,11 +98,11 @@ func.func @rules(%g: tensor<4xf32>, %lr: tensor<f32>, %lr2: tensor<f32>, %step: 
   %nx, %nxv = fluid.momentum %x, %g, %xv, %lr {nesterov} : tensor<4xf32>, tensor<f32>
   fluid.set_param @x, %nx : tensor<4xf32>
   fluid.set_param @x.momentum_buffer, %nxv : tensor<4xf32>
-  %x2 = fluid.get_param @x : tensor<4xf32>
-  %xv2 = fluid.get_param @x.momentum_buffer : tensor<4xf32>
-  %nx2, %nxv2 = fluid.momentum %x2, %g, %xv2, %lr2 : tensor<4xf32>, tensor<f32>
-  fluid.set_param @x, %nx2 : tensor<4xf32>
-  fluid.set_param @x.momentum_buffer, %nxv2 : tensor<4xf32>
+  %y = fluid.get_param @y : tensor<4xf32>
+  %yv = fluid.get_param @y.momentum_buffer : tensor<4xf32>
+  %ny, %nyv = fluid.momentum %y, %g, %yv, %lr2 : tensor<4xf32>, tensor<f32>
+  fluid.set_param @y, %ny : tensor<4xf32>
+  fluid.set_param @y.momentum_buffer, %nyv : tensor<4xf32>
   %v = fluid.get_param @v : tensor<4xf32>
   %vv = fluid.get_param @v.momentum_buffer : tensor<4xf32>
   %nv, %nvv = fluid.momentum %v, %g, %vv, %lr : tensor<4xf32>, tensor<f32>
@@ -123,11 +125,13 @@ fluid.param @b : tensor<4xf32> init ones
 fluid.param @c : tensor<4xf32> init ones
 fluid.param @d : tensor<4xf32> init ones
 fluid.param @e : tensor<4xf32> init ones
+fluid.param @f : tensor<4xf32> init ones
 
 // Left alone, since grouping would be visible: @a's new value is also
-// returned, @b is read again before the group's place, and @c is updated
-// twice (the first update's set cannot move past the second's read; the
-// second sets a name the group would already set). @d and @e group.
+// returned, and @b and @c are read again before the group's place (@c as
+// the gradient of another parameter's update). @d, @f and @e group, @f
+// reading @c's new value. (A step updates each parameter once:
+// fluid.set_param's verifier rejects a second write.)
 // CHECK-LABEL: func.func @visible
 // CHECK: %[[NA:.*]] = fluid.sgd
 // CHECK-NEXT: fluid.set_param @a, %[[NA]]
@@ -137,12 +141,13 @@ fluid.param @e : tensor<4xf32> init ones
 // CHECK-NEXT: fluid.set_param @c, %[[NC]]
 // CHECK: %[[B2:.*]] = fluid.get_param @b
 // CHECK: %[[D:.*]] = fluid.get_param @d
-// CHECK: %[[NC2:.*]] = fluid.sgd
-// CHECK-NEXT: fluid.set_param @c, %[[NC2]]
+// CHECK: %[[C2:.*]] = fluid.get_param @c
+// CHECK: %[[F:.*]] = fluid.get_param @f
 // CHECK: %[[E:.*]] = fluid.get_param @e
-// CHECK: %[[G:.*]]:2 = fluid.sgd_group(%[[D]], %[[E]])
+// CHECK: %[[G:.*]]:3 = fluid.sgd_group(%[[D]], %[[F]], %[[E]]), (%{{.*}}, %[[C2]], %{{.*}})
 // CHECK-NEXT: fluid.set_param @d, %[[G]]#0
-// CHECK-NEXT: fluid.set_param @e, %[[G]]#1
+// CHECK-NEXT: fluid.set_param @f, %[[G]]#1
+// CHECK-NEXT: fluid.set_param @e, %[[G]]#2
 // CHECK: return %[[NA]], %[[B2]]
 func.func @visible(%g: tensor<4xf32>, %lr: tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %a = fluid.get_param @a : tensor<4xf32>
@@ -159,8 +164,9 @@ func.func @visible(%g: tensor<4xf32>, %lr: tensor<f32>) -> (tensor<4xf32>, tenso
   %nd = fluid.sgd %d, %g, %lr : tensor<4xf32>, tensor<f32>
   fluid.set_param @d, %nd : tensor<4xf32>
   %c2 = fluid.get_param @c : tensor<4xf32>
-  %nc2 = fluid.sgd %c2, %g, %lr : tensor<4xf32>, tensor<f32>
-  fluid.set_param @c, %nc2 : tensor<4xf32>
+  %f = fluid.get_param @f : tensor<4xf32>
+  %nf = fluid.sgd %f, %c2, %lr : tensor<4xf32>, tensor<f32>
+  fluid.set_param @f, %nf : tensor<4xf32>
   %e = fluid.get_param @e : tensor<4xf32>
   %ne = fluid.sgd %e, %g, %lr : tensor<4xf32>, tensor<f32>
   fluid.set_param @e, %ne : tensor<4xf32>

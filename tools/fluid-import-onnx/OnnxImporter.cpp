@@ -7,7 +7,8 @@
 // (constants, integer initializers, shapes and the arithmetic on them), or a
 // float initializer, which becomes a `fluid.param` read where it is first
 // used. Float initializers are never folded, so that every weight stays a
-// parameter that training updates.
+// parameter that training updates. An Identity of a float initializer is a
+// parameter of its own (see importIdentity).
 //
 // Operator versions: the importer reads the definitions that are current
 // from opset 11 to opset 17. A model may declare an older opset when every
@@ -125,6 +126,9 @@ struct Entry {
   std::optional<ConstTensor> constant;
   /// The initializer it is (possibly through Identity nodes).
   const om::Tensor *initializer = nullptr;
+  /// For a float initializer, the parameter it reads: the initializer's
+  /// name, or that of an Identity output that copies it.
+  std::string param;
 };
 
 /// Which function is being built.
@@ -447,7 +451,8 @@ private:
   FailureOr<Value> reshape(Value value, ArrayRef<int64_t> shape);
   FailureOr<Value> constant(const ConstTensor &tensor);
   Value scalar(Type elementType, double value);
-  FailureOr<Value> getParam(const om::Tensor &tensor);
+  /// Reads the parameter `name`, whose initial value is `tensor`.
+  FailureOr<Value> getParam(const om::Tensor &tensor, StringRef name);
   RankedTensorType getTensorType(Value value) {
     return cast<RankedTensorType>(value.getType());
   }
@@ -475,6 +480,9 @@ private:
   /// What errors concern outside nodes ("graph output 'y': ").
   std::string where;
   llvm::StringMap<Entry> entries;
+  /// The running statistics that batch norms update, and the index of the
+  /// node that does.
+  llvm::StringMap<int> statWriters;
   /// Whether the current window node has auto_pad SAME_* or VALID.
   bool autoPadded = false;
 };
@@ -501,7 +509,8 @@ FailureOr<Entry *> FunctionImporter::lookup(unsigned index) {
   return &it->second;
 }
 
-FailureOr<Value> FunctionImporter::getParam(const om::Tensor &tensor) {
+FailureOr<Value> FunctionImporter::getParam(const om::Tensor &tensor,
+                                            StringRef name) {
   Type element = getElementType(context, tensor.type);
   if (!element || !isFloatDataType(tensor.type)) {
     error() << "initializer '" << tensor.name << "' has element type "
@@ -530,26 +539,30 @@ FailureOr<Value> FunctionImporter::getParam(const om::Tensor &tensor) {
   }
   // The name is the parameter's symbol and its key in checkpoints and
   // safetensors files (UTF-8 JSON, read by C code).
+  std::string what = name == tensor.name
+                         ? "initializer '" + tensor.name + "'"
+                         : "'" + name.str() +
+                               "' (an Identity of initializer '" + tensor.name +
+                               "')";
   if (failed(verifyExternalName([&] { return error(); },
-                                "initializer '" + tensor.name +
-                                    "' cannot be a parameter: its name",
-                                tensor.name)))
+                                what + " cannot be a parameter: its name",
+                                name)))
     return failure();
-  if (tensor.name == "__metadata__") {
-    error() << "an initializer named '" << tensor.name
-            << "' cannot be a parameter (safetensors files reserve the name)";
+  if (name == "__metadata__") {
+    error() << what
+            << " cannot be a parameter (safetensors files reserve the name)";
     return failure();
   }
-  if (tensor.name == "forward" || tensor.name == "loss") {
-    error() << "an initializer named '" << tensor.name
-            << "' cannot be a parameter: its symbol would clash with the "
+  if (name == "forward" || name == "loss") {
+    error() << what
+            << " cannot be a parameter: its symbol would clash with the "
                "function @"
-            << tensor.name;
+            << name;
     return failure();
   }
-  program.paramTrainable.try_emplace(tensor.name, true);
+  program.paramTrainable.try_emplace(name, true);
   return GetParamOp::create(builder, loc, type,
-                            FlatSymbolRefAttr::get(context, tensor.name))
+                            FlatSymbolRefAttr::get(context, name))
       .getResult();
 }
 
@@ -558,7 +571,7 @@ FailureOr<Value> FunctionImporter::materialize(Entry &entry, StringRef name) {
     return entry.value;
   FailureOr<Value> value = failure();
   if (entry.initializer && isFloatDataType(entry.initializer->type))
-    value = getParam(*entry.initializer);
+    value = getParam(*entry.initializer, entry.param);
   else if (entry.constant)
     value = constant(*entry.constant);
   else if (entry.initializer) {
@@ -839,6 +852,8 @@ FunctionImporter::importGraph(ArrayRef<Argument> arguments,
   for (const om::Tensor &tensor : model.initializers) {
     Entry entry;
     entry.initializer = &tensor;
+    if (isFloatDataType(tensor.type))
+      entry.param = tensor.name;
     // Integer initializers are shapes, axes and indices: known values.
     if (tensor.hasData && !isFloatDataType(tensor.type)) {
       ConstTensor known;
@@ -1185,10 +1200,10 @@ LogicalResult FunctionImporter::importBatchNorm(const om::Node &node) {
   // The running statistics are state, not weights.
   std::string statNames[2];
   for (unsigned i = 3; i < 5; ++i) {
-    if (const om::Tensor *initializer =
-            entries.find(node.inputs[i])->second.initializer) {
-      program.paramTrainable[initializer->name] = false;
-      statNames[i - 3] = initializer->name;
+    const std::string &param = entries.find(node.inputs[i])->second.param;
+    if (!param.empty()) {
+      program.paramTrainable[param] = false;
+      statNames[i - 3] = param;
     }
   }
 
@@ -1220,6 +1235,22 @@ LogicalResult FunctionImporter::importBatchNorm(const om::Node &node) {
       return error() << "the running mean and variance (inputs #3 and #4) "
                         "must be initializers, so that training can update "
                         "them";
+    // Each batch norm updates statistics of its own (torch.onnx's merged
+    // ones are read through Identity copies, which are).
+    for (unsigned i = 3; i < 5; ++i) {
+      auto [it, inserted] =
+          statWriters.try_emplace(statNames[i - 3], program.currentNode);
+      if (!inserted)
+        return error() << "input #" << i << " '" << node.inputs[i]
+                       << "' is the running statistic @" << statNames[i - 3]
+                       << ", which "
+                       << (it->second == program.currentNode
+                               ? std::string("this node")
+                               : describeNode(program.model.nodes[it->second],
+                                              it->second))
+                       << " updates already: a training step would write it "
+                          "twice";
+    }
     // ONNX weighs the running statistic by `momentum`, PyTorch and fluid
     // the batch's. The attribute has float precision, and so has the
     // result: 1 - 0.9 is 0.1, not 0.09999999999999998.
@@ -1686,6 +1717,20 @@ LogicalResult FunctionImporter::importIdentity(const om::Node &node) {
   FailureOr<Entry *> entry = lookup(0);
   if (failed(entry))
     return failure();
+  // torch.onnx merges initializers of equal values (a fresh model's
+  // batch-norm weights, running means and variances) into one, read through
+  // Identity nodes whose outputs carry the state-dict names. Each of those
+  // is a weight of its own, which training updates apart from the others:
+  // a parameter named after the output, with its own copy of the value.
+  // An Identity of anything else (a copy among them) is that same value.
+  const om::Tensor *initializer = (*entry)->initializer;
+  if (initializer && isFloatDataType(initializer->type) &&
+      node.inputs[0] == initializer->name) {
+    Entry copy;
+    copy.initializer = initializer;
+    copy.param = node.outputs[0];
+    return define(0, std::move(copy));
+  }
   return define(0, **entry);
 }
 
@@ -2427,21 +2472,32 @@ ImportedProgram ProgramImporter::run() {
         builder.getFunctionType(loss.getArgumentTypes(), {value.getType()}));
   }
 
-  // Parameters in the order of the initializers, ahead of the functions.
+  // Parameters ahead of the functions: the initializers in their order,
+  // then the Identity copies of initializers in node order.
   OpBuilder params = OpBuilder::atBlockBegin(module->getBody());
   auto zeros =
       InitializerAttr::get(&context, InitKind::Zeros, 0.0, 0.0, FanMode::FanIn);
-  for (const om::Tensor &tensor : model.initializers) {
-    auto it = paramTrainable.find(tensor.name);
+  auto declareParam = [&](const std::string &name, const om::Tensor &tensor) {
+    auto it = paramTrainable.find(name);
     if (it == paramTrainable.end())
-      continue;
+      return;
     auto type = RankedTensorType::get(tensor.dims,
                                       getElementType(&context, tensor.type));
-    ParamOp::create(params, NameLoc::get(params.getStringAttr(tensor.name)),
-                    params.getStringAttr(tensor.name), TypeAttr::get(type),
-                    zeros, it->second ? BoolAttr() : params.getBoolAttr(false),
+    ParamOp::create(params, NameLoc::get(params.getStringAttr(name)),
+                    params.getStringAttr(name), TypeAttr::get(type), zeros,
+                    it->second ? BoolAttr() : params.getBoolAttr(false),
                     FloatAttr(), FloatAttr());
-    result.params.push_back(&tensor);
+    result.params.push_back({name, &tensor});
+  };
+  for (const om::Tensor &tensor : model.initializers)
+    declareParam(tensor.name, tensor);
+  for (const om::Node &node : model.nodes) {
+    if (node.opType != "Identity" || node.inputs.empty() ||
+        node.outputs.empty())
+      continue;
+    auto it = initializers.find(node.inputs[0]);
+    if (it != initializers.end())
+      declareParam(node.outputs[0], *it->second);
   }
 
   if (failed(verify(*module))) {

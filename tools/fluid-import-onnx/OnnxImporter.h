@@ -4,7 +4,12 @@
 // fluid module:
 // - float initializers that the graph computes with become `fluid.param`s
 //   named as in the graph (batch-norm running statistics are not
-//   trainable); integer initializers are compile-time constants;
+//   trainable); so does each output of an Identity of one, with its own
+//   copy of the value: torch.onnx merges initializers of equal values into
+//   one, read through Identity nodes whose outputs carry the state-dict
+//   names, and each of those is a weight of its own. An initializer that
+//   several nodes read directly (tied weights) is one parameter. Integer
+//   initializers are compile-time constants;
 // - graph inputs become the arguments of `@forward`, which returns the graph
 //   outputs, with batch norm in inference form;
 // - with a loss, `@loss` takes the same arguments plus the labels and
@@ -43,11 +48,19 @@ struct ImportOptions {
   std::string modelName;
 };
 
+/// A `fluid.param` and the initializer that holds its initial value.
+struct ImportedParam {
+  /// The parameter's name: the initializer's, or the Identity output's.
+  std::string name;
+  const ::fluid::onnx_model::Tensor *value = nullptr;
+};
+
 struct ImportedProgram {
   OwningOpRef<ModuleOp> module;
-  /// The initializers that became `fluid.param`s, in declaration order;
-  /// their values go into the parameter file.
-  std::vector<const ::fluid::onnx_model::Tensor *> params;
+  /// The parameters in the order of the module: the initializers that are
+  /// parameters in declaration order, then the Identity outputs in node
+  /// order; their values go into the parameter file.
+  std::vector<ImportedParam> params;
 };
 
 /// Imports `model`; on failure, every error has been printed to standard

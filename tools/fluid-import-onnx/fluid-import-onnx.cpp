@@ -103,7 +103,9 @@ static std::unique_ptr<llvm::MemoryBuffer> openModel(StringRef path) {
 }
 
 /// Writes the parameters' values (little-endian f32/f64, as in the model).
-static bool writeParams(ArrayRef<const om::Tensor *> params, StringRef path) {
+static bool
+writeParams(ArrayRef<mlir::fluid::onnx_import::ImportedParam> params,
+            StringRef path) {
   fluid_safetensors_writer *raw = nullptr;
   if (fluid_safetensors_writer_create(&raw) != FLUID_OK) {
     error() << "cannot write parameters: " << fluid_last_error() << "\n";
@@ -114,15 +116,16 @@ static bool writeParams(ArrayRef<const om::Tensor *> params, StringRef path) {
       writer(raw, &fluid_safetensors_writer_free);
   // The writer keeps the descriptors until it writes.
   std::vector<fluid_tensor> descriptors(params.size());
-  for (auto [tensor, descriptor] : llvm::zip(params, descriptors)) {
+  for (auto [param, descriptor] : llvm::zip(params, descriptors)) {
+    const om::Tensor *tensor = param.value;
     descriptor.data = const_cast<char *>(tensor->bytes.data());
     descriptor.dtype =
         tensor->type == om::DataType::Double ? FLUID_F64 : FLUID_F32;
     descriptor.rank = static_cast<int32_t>(tensor->dims.size());
     llvm::copy(tensor->dims, descriptor.shape);
-    if (fluid_safetensors_writer_add(writer.get(), tensor->name.c_str(),
+    if (fluid_safetensors_writer_add(writer.get(), param.name.c_str(),
                                      &descriptor) != FLUID_OK) {
-      error() << "cannot write parameter '" << tensor->name
+      error() << "cannot write parameter '" << param.name
               << "': " << fluid_last_error() << "\n";
       return false;
     }
@@ -179,6 +182,11 @@ Reads an ONNX model (opsets 11 to 17) and writes a verified fluid module:
     named as in the graph (e.g. @conv1.weight, @"onnx::Conv_193"), its value
     written to a safetensors file (fluid-run --params FILE); batch-norm
     running statistics are trainable = false;
+  - so does every Identity output of a float initializer, named after the
+    output, with its own copy of the value: torch.onnx merges weights of
+    equal values (a fresh model's batch norms) into one initializer read
+    through Identity nodes named as in the state dict; an initializer that
+    several nodes read directly (tied weights) stays one parameter;
   - the graph inputs become the arguments of @forward (fluid.name = the
     input's name), which returns the graph outputs and is the entry point;
     batch norm is in inference form;

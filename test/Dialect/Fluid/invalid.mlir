@@ -779,6 +779,22 @@ func.func @f(%v: tensor<4xf32>) {
 
 // -----
 
+// A step writes each parameter once; other parameters may be written in
+// between.
+fluid.param @w : tensor<4xf32> init zeros
+fluid.param @v : tensor<4xf32> init zeros
+func.func @f(%x: tensor<4xf32>) {
+  // expected-note @+1 {{first written here}}
+  fluid.set_param @w, %x : tensor<4xf32>
+  fluid.set_param @v, %x : tensor<4xf32>
+  %r = fluid.relu %x : tensor<4xf32>
+  // expected-error @+1 {{'fluid.set_param' op writes the parameter @w a second time in one function: a step writes each parameter at most once}}
+  fluid.set_param @w, %r : tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x0x3xf32>) -> tensor<1x1x4x2xf32> {
   // expected-error @+2 {{window height must be >= 1, got 0}}
   // expected-error @+1 {{failed to infer returned types}}

@@ -110,6 +110,15 @@ save("bn-input-stats",
      [helper.make_node("BatchNormalization", bn_inputs, ["y"], name="bn")],
      [tensor("x", [2, 3]), tensor("mean", [3]), tensor("var", [3])],
      [tensor("y", [2, 3])], [weight("scale", [3]), weight("bias", [3], 1)])
+# Two batch norms read one running mean and variance without Identity
+# nodes: one parameter, which a training step would write twice.
+save("shared-stats",
+     [helper.make_node("BatchNormalization", bn_inputs, ["h"], name="bn1"),
+      helper.make_node("BatchNormalization", ["h"] + bn_inputs[1:], ["y"],
+                       name="bn2")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])],
+     [weight("scale", [3]), weight("bias", [3], 1), weight("mean", [3], 2),
+      numpy_helper.from_array(np.ones(3, np.float32), "var")])
 
 # --- import.test: structure of what the importer emits ---------------------
 # nn.Linear as Gemm, a Gemm that is not one, a batch norm, and the shape

@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -98,6 +99,31 @@ LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 LogicalResult SetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyParamUse(*this, getNameAttr(), getValue().getType(),
                         symbolTable);
+}
+
+LogicalResult SetParamOp::verify() {
+  // The first write of a block checks all of them, so that verifying a
+  // block costs one walk over it, not one per write.
+  for (Operation *op = (*this)->getPrevNode(); op; op = op->getPrevNode())
+    if (isa<SetParamOp>(op))
+      return success();
+  llvm::SmallDenseMap<Attribute, Location> firstWrites;
+  for (Operation *op = *this; op; op = op->getNextNode()) {
+    auto set = dyn_cast<SetParamOp>(op);
+    if (!set)
+      continue;
+    auto [it, inserted] =
+        firstWrites.try_emplace(set.getNameAttr(), set.getLoc());
+    if (inserted)
+      continue;
+    InFlightDiagnostic diag = set.emitOpError()
+                              << "writes the parameter " << set.getNameAttr()
+                              << " a second time in one function: a step "
+                                 "writes each parameter at most once";
+    diag.attachNote(it->second) << "first written here";
+    return diag;
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

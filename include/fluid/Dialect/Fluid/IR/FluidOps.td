@@ -93,9 +93,14 @@ def Fluid_SetParamOp : Fluid_Op<"set_param", [
     ```mlir
     fluid.set_param @bn1.running_mean, %new_mean : tensor<64xf32>
     ```
+
+    A function (one training step) writes each parameter at most once: a
+    second write would hand the reads after it another layer's or another
+    update's value, and overwrite the first.
   }];
   let arguments = (ins FlatSymbolRefAttr:$name, Fluid_Tensor:$value);
   let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+  let hasVerifier = 1;
 }
 
 def Fluid_ConstantOp : Fluid_Op<"constant", [
