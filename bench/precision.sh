@@ -10,12 +10,14 @@
 #   bash bench/precision.sh                  (OUT=/tmp/fluid-precision by default)
 #
 # Configurations (FLUID_PRECISION_CONFIGS, NAME:TORCH-MODEL, default
-# resnet50:resnet50): needs build/bench/NAME-{fused,bf16}-cuda from
+# resnet50:resnet50): needs build/bench/NAME-{fused,bf16,nhwc,nhwc-bf16}-cuda from
 # scripts/gpu-prepare.sh (its FLUID_FUSION_CONFIGS: batch 128, 224x224,
 # momentum SGD lr 0.1 momentum 0.9), build/lib, and PyTorch in
 # /opt/torch/.venv. FLUID_BENCH_STEPS (30) timed steps after
 # FLUID_BENCH_WARMUP (5); one deadline (FLUID_BENCH_DEADLINE_S, 540 s);
-# FLUID_BENCH_TORCH_COMPILE=0 skips torch.compile. Last, bench/table.py
+# FLUID_BENCH_TORCH_COMPILE=0 skips torch.compile; the channels-last
+# programs NAME-{nhwc,nhwc-bf16}-cuda (--layout nhwc) run too, each also
+# profiled, unless FLUID_BENCH_NHWC=0. Last, bench/table.py
 # writes $OUT/table.md.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,6 +30,7 @@ steps="${FLUID_BENCH_STEPS:-30}"
 warmup="${FLUID_BENCH_WARMUP:-5}"
 deadline="${FLUID_BENCH_DEADLINE_S:-540}"
 torch_compile="${FLUID_BENCH_TORCH_COMPILE:-1}"
+layouts="${FLUID_BENCH_NHWC:-1}"
 python="${FLUID_BENCH_PYTHON:-/opt/torch/.venv/bin/python}"
 reserve=20
 
@@ -42,6 +45,14 @@ for config in $configs; do
   fluid "$name" "$model" fused fluid 150 --warmup "$warmup" --steps "$steps"
   fluid "$name" "$model" bf16 fluid-bf16 150 --warmup "$warmup" --steps "$steps"
   fluid "$name" "$model" bf16 fluid-bf16-profile 90 --steps 6 --profile 5 --no-graph
+  if [ "$layouts" = "1" ]; then
+    fluid "$name" "$model" nhwc fluid-nhwc 150 --warmup "$warmup" --steps "$steps"
+    fluid "$name" "$model" nhwc fluid-nhwc-profile 90 --steps 6 --profile 5 --no-graph
+    fluid "$name" "$model" nhwc-bf16 fluid-nhwc-bf16 150 --warmup "$warmup" \
+      --steps "$steps"
+    fluid "$name" "$model" nhwc-bf16 fluid-nhwc-bf16-profile 90 --steps 6 \
+      --profile 5 --no-graph
+  fi
   torch "$model" torch-channels_last 120 --memory-format channels_last
   torch "$model" torch-channels_last-bf16 120 --memory-format channels_last \
     --precision bf16

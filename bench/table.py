@@ -28,6 +28,10 @@ GIB = float(2 ** 30)
 
 # File-name variants -> the system label used when the JSON lacks "system".
 VARIANTS = [
+    ("fluid-nhwc-bf16-profile", "fluid cuda nhwc bf16 (profiled, no graph)"),
+    ("fluid-nhwc-bf16", "fluid cuda nhwc bf16"),
+    ("fluid-nhwc-profile", "fluid cuda nhwc (profiled, no graph)"),
+    ("fluid-nhwc", "fluid cuda nhwc"),
     ("fluid-bf16-profile", "fluid cuda bf16 (profiled, no graph)"),
     ("fluid-bf16", "fluid cuda bf16"),
     ("torch-compile-channels_last-bf16", "torch.compile channels_last bf16"),
@@ -42,9 +46,9 @@ VARIANTS = [
     ("torch-channels_last", "torch eager channels_last"),
     ("torch-nchw", "torch eager nchw"),
 ]
-SYSTEM_ORDER = ["fluid cuda", "fluid cuda unfused", "torch eager nchw", "torch eager channels_last",
+SYSTEM_ORDER = ["fluid cuda nhwc", "fluid cuda", "fluid cuda unfused", "torch eager nchw", "torch eager channels_last",
                 "torch.compile nchw", "torch.compile channels_last",
-                "fluid cuda bf16", "torch eager channels_last bf16",
+                "fluid cuda nhwc bf16", "fluid cuda bf16", "torch eager channels_last bf16",
                 "torch.compile channels_last bf16"]
 
 

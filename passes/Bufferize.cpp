@@ -41,6 +41,7 @@ public:
 
 private:
   LogicalResult convert(Operation *op);
+  LogicalResult convertChannelsLast(BatchNormApplyOp apply);
   Value fresh(Location loc, Type tensor) {
     return memref::AllocOp::create(builder, loc, bufferTypeOf(tensor));
   }
@@ -99,6 +100,11 @@ LogicalResult FunctionBufferizer::convert(Operation *op) {
                     buffers.lookup(op->getOperand(0))));
     return success();
   }
+  // A channels-last batch_norm_apply is the kernel's [rows, C] form on
+  // views: the same elements, per channel along the last axis.
+  if (auto apply = dyn_cast<BatchNormApplyOp>(op);
+      apply && apply.getChannelsLast())
+    return convertChannelsLast(apply);
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
     SmallVector<Value> results;
     for (Value v : ret.getOperands()) {
@@ -135,6 +141,24 @@ LogicalResult FunctionBufferizer::convert(Operation *op) {
   // A fused region keeps its body (tensor ops on the inputs' tensors).
   if (auto fusion = dyn_cast<FusionOp>(op))
     launch.getBody().takeBody(fusion.getBody());
+  return success();
+}
+
+LogicalResult FunctionBufferizer::convertChannelsLast(BatchNormApplyOp apply) {
+  Location loc = apply.getLoc();
+  RankedTensorType type = apply.getType();
+  int64_t channels = type.getShape().back();
+  auto rows = RankedTensorType::get(
+      {type.getNumElements() / channels, channels}, type.getElementType());
+  SmallVector<Value> inputs = {fluid_rt::ViewOp::create(
+      builder, loc, bufferTypeOf(rows), buffers.lookup(apply.getInput()))};
+  for (Value operand : apply->getOperands().drop_front())
+    inputs.push_back(buffers.lookup(operand));
+  Value output = fresh(loc, rows);
+  fluid_rt::LaunchOp::create(builder, loc, "batch_norm_apply", inputs,
+                             ValueRange{output}, builder.getDictionaryAttr({}));
+  buffers.map(apply.getOutput(), fluid_rt::ViewOp::create(
+                                     builder, loc, bufferTypeOf(type), output));
   return success();
 }
 

@@ -8,7 +8,9 @@
 //   (per-channel sums) accept join a group, so convolutions, matmuls,
 //   batch norm's library kernels, pooling, other reductions and every other
 //   library call stay outside. A sum's result is read only outside its
-//   group (it is complete only after the whole iteration space).
+//   group (it is complete only after the whole iteration space), and the
+//   sums of one group keep one axis (1, or the last in channels-last
+//   programs).
 // - A group is one iteration space: every op in it computes a result of the
 //   same shape (a sum: reads one). A smaller operand (a per-channel scale,
 //   a scalar) is read with broadcasting; an op of another shape is not
@@ -142,6 +144,14 @@ bool FunctionFuser::canMerge(const Members &a, const Members &b,
       if (Operation *producer = operand.getDefiningOp();
           producer && inside.contains(producer) && isFusibleReduction(producer))
         return false;
+  // One kernel walks the iteration space one way: its sums keep one axis.
+  std::optional<int64_t> axis;
+  for (Operation *op : inside)
+    if (std::optional<int64_t> kept = fusedSumChannelAxis(op)) {
+      if (axis && *axis != *kept)
+        return false;
+      axis = kept;
+    }
   int64_t at = position.lookup(last);
   for (const Members *members : {&a, &b})
     for (Operation *op : *members)

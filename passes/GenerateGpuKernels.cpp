@@ -129,11 +129,25 @@ public:
   LogicalResult build(ImplicitLocOpBuilder &b, StringRef name);
 
 private:
-  /// The body at the lanes of `elements`: computes every value, stores the
-  /// elementwise outputs, and appends each sum's contribution to `sums`.
-  LogicalResult body(ImplicitLocOpBuilder &b, SmallVectorImpl<Value> &sums);
-  void laneElements(ImplicitLocOpBuilder &b, Value first);
   using Lanes = SmallVector<Value, 4>;
+  /// The body at the lanes of `elements`: computes every value, stores the
+  /// elementwise outputs, and appends each sum's operand, per lane, to
+  /// `sums`.
+  LogicalResult body(ImplicitLocOpBuilder &b, SmallVectorImpl<Lanes> &sums);
+  void laneElements(ImplicitLocOpBuilder &b, Value first);
+  /// The kernel of a channels-last region with sums (isChannelsLastSum),
+  /// from the entry block on.
+  LogicalResult buildColumnSums(ImplicitLocOpBuilder &b, Value thread,
+                                Value block, Value scratch,
+                                ArrayRef<Operation *> reductions, Type element,
+                                int64_t splits);
+  /// An scf.for from `lower` to `upper` by `step` carrying `inits`; `body`
+  /// receives the induction variable and the carried values and returns
+  /// the next ones.
+  scf::ForOp
+  accumulate(ImplicitLocOpBuilder &b, Value lower, Value upper, Value step,
+             ValueRange inits,
+             function_ref<SmallVector<Value>(Value, ValueRange)> body);
   Value constantIndex(ImplicitLocOpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, v);
   }
@@ -363,18 +377,13 @@ FailureOr<Value> KernelBuilder::compute(ImplicitLocOpBuilder &b, Operation *op,
 }
 
 LogicalResult KernelBuilder::body(ImplicitLocOpBuilder &b,
-                                  SmallVectorImpl<Value> &sums) {
+                                  SmallVectorImpl<Lanes> &sums) {
   Block &body = fusion.getBodyBlock();
   for (Operation &op : body.without_terminator()) {
     if (isFusibleView(&op))
       continue; // its readers load through it
     if (isFusibleReduction(&op)) {
-      // This step's lanes, added in lane order.
-      Lanes lanes = operand(b, op.getOpOperand(0));
-      Value sum = lanes[0];
-      for (int64_t l = 1; l < width; ++l)
-        sum = arith::AddFOp::create(b, sum, lanes[l]);
-      sums.push_back(sum);
+      sums.push_back(operand(b, op.getOpOperand(0)));
       continue;
     }
     SmallVector<Lanes> operands;
@@ -451,13 +460,15 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
   auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(arguments, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   Value scratch;
+  // A channels-last kernel's threads hold a sum per lane (channel).
+  int64_t perThread = static_cast<int64_t>(reductions.size()) *
+                      (isChannelsLastSum(fusion) ? width : 1);
   if (reduces)
     scratch = func.addWorkgroupAttribution(
-        MemRefType::get(
-            {kReductionThreads * static_cast<int64_t>(reductions.size())},
-            element, MemRefLayoutAttrInterface(),
-            gpu::AddressSpaceAttr::get(b.getContext(),
-                                       gpu::AddressSpace::Workgroup)),
+        MemRefType::get({kReductionThreads * perThread}, element,
+                        MemRefLayoutAttrInterface(),
+                        gpu::AddressSpaceAttr::get(
+                            b.getContext(), gpu::AddressSpace::Workgroup)),
         b.getLoc());
   Block &entry = func.getBody().front();
   buffers.assign(entry.args_begin(),
@@ -484,9 +495,12 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
     if (width > 1)
       first = arith::MulIOp::create(b, first, constantIndex(b, width));
     laneElements(b, first);
-    SmallVector<Value> none;
+    SmallVector<Lanes> none;
     return body(b, none);
   }
+  if (isChannelsLastSum(fusion))
+    return buildColumnSums(b, thread, block, scratch, reductions, element,
+                           splits);
 
   // Per-channel sums: block k handles channel k / splits, the elements
   // (n, hw) of that channel from split k % splits on, `width` contiguous
@@ -530,12 +544,17 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
             arith::MulIOp::create(b, channel, constantIndex(b, inner))),
         within);
     laneElements(b, first);
-    SmallVector<Value> sums;
+    SmallVector<Lanes> sums;
     if (failed(body(b, sums)))
       return failure();
+    // This step's lanes (one channel), added in lane order.
     SmallVector<Value> next;
-    for (auto [acc, sum] : llvm::zip(loop.getRegionIterArgs(), sums))
+    for (auto [acc, lanes] : llvm::zip(loop.getRegionIterArgs(), sums)) {
+      Value sum = lanes[0];
+      for (int64_t l = 1; l < width; ++l)
+        sum = arith::AddFOp::create(b, sum, lanes[l]);
       next.push_back(arith::AddFOp::create(b, acc, sum));
+    }
     Block *loopBody = loop.getBody();
     if (!loopBody->empty() &&
         loopBody->back().hasTrait<::mlir::OpTrait::IsTerminator>())
@@ -692,6 +711,219 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
     memref::StoreOp::create(
         b, arith::ConstantOp::create(b, b.getI32IntegerAttr(0)), counters,
         channel);
+  }
+  gpu::ReturnOp::create(b);
+  return success();
+}
+
+scf::ForOp KernelBuilder::accumulate(
+    ImplicitLocOpBuilder &b, Value lower, Value upper, Value step,
+    ValueRange inits,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, lower, upper, step, inits);
+  OpBuilder::InsertionGuard inLoop(b);
+  Block *loopBody = loop.getBody();
+  if (!loopBody->empty() &&
+      loopBody->back().hasTrait<::mlir::OpTrait::IsTerminator>())
+    loopBody->back().erase();
+  b.setInsertionPointToEnd(loopBody);
+  scf::YieldOp::create(b,
+                       body(loop.getInductionVar(), loop.getRegionIterArgs()));
+  return loop;
+}
+
+LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
+                                             Value thread, Value block,
+                                             Value scratch,
+                                             ArrayRef<Operation *> reductions,
+                                             Type element, int64_t splits) {
+  // The iteration space as [rows, C]. Thread t of block k: channel vector
+  // vec = (k / splits) * vectors + t % vectors of its tile, rows
+  // (k % splits) * rowLanes + t / vectors on, splits * rowLanes apart. Each
+  // thread keeps a sum per reduction and lane; the block sums its row
+  // lanes in workgroup memory, in row-lane order. With several splits the
+  // partial sums combine as in the NCHW kernel (the tile's last block, by
+  // a counter per tile), again in a fixed order: deterministic sums.
+  constexpr int64_t threads = kReductionThreads;
+  int64_t channels = space.back();
+  int64_t count = 1;
+  for (int64_t d : space)
+    count *= d;
+  int64_t rows = count / channels;
+  int64_t tile = fusedColumnTileChannels(fusion);
+  int64_t vectors = tile / width;
+  int64_t rowLanes = threads / vectors;
+  int64_t numReductions = static_cast<int64_t>(reductions.size());
+  int64_t perThread = numReductions * width;
+  auto index = [&](int64_t v) { return constantIndex(b, v); };
+  auto mul = [&](Value x, int64_t y) -> Value {
+    return arith::MulIOp::create(b, x, index(y));
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, x, y);
+  };
+  auto less = [&](Value x, int64_t y) -> Value {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, index(y));
+  };
+  Value tx = remainder(b, thread, vectors);
+  Value ty = divide(b, thread, vectors);
+  Value tileIndex = divide(b, block, splits);
+  Value split = remainder(b, block, splits);
+  Value vec = add(mul(tileIndex, vectors), tx);
+  Value valid =
+      arith::AndIOp::create(b, less(ty, rowLanes), less(vec, channels / width));
+  Value zero =
+      arith::ConstantOp::create(b, element, b.getFloatAttr(element, 0));
+  SmallVector<Value> zeros(perThread, zero);
+  // The channel of lane l: vec * width + l.
+  auto channelOf = [&](int64_t l) { return add(mul(vec, width), index(l)); };
+
+  // The rows: an idle thread starts past the end.
+  Value start = arith::SelectOp::create(b, valid, add(mul(split, rowLanes), ty),
+                                        index(rows));
+  bool failedBody = false;
+  scf::ForOp loop =
+      accumulate(b, start, index(rows), index(splits * rowLanes), zeros,
+                 [&](Value row, ValueRange acc) {
+                   laneElements(b, add(mul(row, channels), mul(vec, width)));
+                   SmallVector<Lanes> sums;
+                   SmallVector<Value> next(acc.begin(), acc.end());
+                   if (failed(body(b, sums))) {
+                     failedBody = true;
+                     return next;
+                   }
+                   for (int64_t r = 0; r < numReductions; ++r)
+                     for (int64_t l = 0; l < width; ++l)
+                       next[r * width + l] = arith::AddFOp::create(
+                           b, acc[r * width + l], sums[r][l]);
+                   return next;
+                 });
+  if (failedBody)
+    return failure();
+
+  // Sums `values` (perThread per thread) over the block's row lanes; the
+  // threads of row lane 0 pass the totals to `use`.
+  auto combine = [&](ValueRange values,
+                     function_ref<void(ArrayRef<Value>)> use) {
+    for (auto [k, value] : llvm::enumerate(values))
+      memref::StoreOp::create(
+          b, value, scratch,
+          ValueRange{
+              add(mul(index(static_cast<int64_t>(k)), threads), thread)});
+    gpu::BarrierOp::create(b);
+    Value first = arith::AndIOp::create(
+        b, valid,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, ty, index(0)));
+    auto when = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inIf(b);
+    b.setInsertionPointToStart(when.thenBlock());
+    scf::ForOp lanes = accumulate(
+        b, index(0), index(rowLanes), index(1), zeros,
+        [&](Value lane, ValueRange acc) {
+          Value at = add(mul(lane, vectors), tx);
+          SmallVector<Value> next;
+          for (int64_t k = 0; k < perThread; ++k)
+            next.push_back(arith::AddFOp::create(
+                b, acc[k],
+                memref::LoadOp::create(
+                    b, scratch, ValueRange{add(at, index(k * threads))})));
+          return next;
+        });
+    SmallVector<Value> totals(lanes.getResults());
+    use(totals);
+  };
+  unsigned outputBase = fusion.getInputs().size();
+  auto storeTotals = [&](ArrayRef<Value> totals) {
+    for (auto [k, use] : llvm::enumerate(fusion.getYield()->getOpOperands())) {
+      Operation *producer = use.get().getDefiningOp();
+      auto it = llvm::find(reductions, producer);
+      if (!producer || it == reductions.end())
+        continue;
+      int64_t r = it - reductions.begin();
+      for (int64_t l = 0; l < width; ++l)
+        memref::StoreOp::create(b, totals[r * width + l],
+                                buffers[outputBase + k],
+                                ValueRange{channelOf(l)});
+    }
+  };
+  // partials[(c * splits + s) * numReductions + r]: split s's sum r of
+  // channel c.
+  Value partials = splits > 1 ? buffers.back() : Value();
+  auto partialAt = [&](int64_t l, Value s, int64_t r) {
+    return add(mul(add(mul(channelOf(l), splits), s), numReductions), index(r));
+  };
+  if (splits == 1) {
+    combine(loop.getResults(), storeTotals);
+    gpu::ReturnOp::create(b);
+    return success();
+  }
+  combine(loop.getResults(), [&](ArrayRef<Value> totals) {
+    for (int64_t r = 0; r < numReductions; ++r)
+      for (int64_t l = 0; l < width; ++l)
+        memref::StoreOp::create(b, totals[r * width + l], partials,
+                                ValueRange{partialAt(l, split, r)});
+    // The partials reach the device before the count does.
+    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+  });
+  gpu::BarrierOp::create(b);
+  Value counters = buffers[buffers.size() - 2];
+  Value counter = mul(tileIndex, tile);
+  Value one = arith::ConstantOp::create(b, element, b.getFloatAttr(element, 1));
+  {
+    Value isThread0 =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, thread, index(0));
+    auto when = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inIf(b);
+    b.setInsertionPointToStart(when.thenBlock());
+    Value before = memref::AtomicRMWOp::create(
+        b, arith::AtomicRMWKind::addi,
+        arith::ConstantOp::create(b, b.getI32IntegerAttr(1)), counters,
+        ValueRange{counter});
+    Value last = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, before,
+        arith::ConstantOp::create(b, b.getI32IntegerAttr(splits - 1)));
+    memref::StoreOp::create(b, arith::SelectOp::create(b, last, one, zero),
+                            scratch, ValueRange{index(0)});
+  }
+  gpu::BarrierOp::create(b);
+  Value flag = memref::LoadOp::create(b, scratch, ValueRange{index(0)});
+  gpu::BarrierOp::create(b);
+  Value isLast =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, flag, zero);
+  // Uniform across the block: the barriers inside are safe.
+  auto whenLast = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard inIf(b);
+    b.setInsertionPointToStart(whenLast.thenBlock());
+    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+    // Read at the device's level (an atomic add of -0): other SMs wrote
+    // them (as the NCHW kernel does).
+    Value negativeZero =
+        arith::ConstantOp::create(b, element, b.getFloatAttr(element, -0.0));
+    Value from = arith::SelectOp::create(b, valid, ty, index(splits));
+    scf::ForOp sum =
+        accumulate(b, from, index(splits), index(rowLanes), zeros,
+                   [&](Value s, ValueRange acc) {
+                     SmallVector<Value> next;
+                     for (int64_t r = 0; r < numReductions; ++r)
+                       for (int64_t l = 0; l < width; ++l)
+                         next.push_back(arith::AddFOp::create(
+                             b, acc[r * width + l],
+                             memref::AtomicRMWOp::create(
+                                 b, arith::AtomicRMWKind::addf, negativeZero,
+                                 partials, ValueRange{partialAt(l, s, r)})));
+                     // (The order of `next` is r-major, as `acc`.)
+                     return next;
+                   });
+    combine(sum.getResults(), storeTotals);
+    Value isThread0 =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, thread, index(0));
+    auto when = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inThread(b);
+    b.setInsertionPointToStart(when.thenBlock());
+    memref::StoreOp::create(
+        b, arith::ConstantOp::create(b, b.getI32IntegerAttr(0)), counters,
+        ValueRange{counter});
   }
   gpu::ReturnOp::create(b);
   return success();

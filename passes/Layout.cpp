@@ -196,20 +196,13 @@ private:
         .Case([&](BatchNormApplyOp apply) {
           if (!isRank4(apply.getInput()) || !hasTwinOperand(apply))
             return false;
-          // Per channel along axis 1 of [N*H*W, C], a view of the NHWC
-          // twin: the same arithmetic on the same elements.
-          RankedTensorType type = nhwcType(apply.getType());
-          ArrayRef<int64_t> s = type.getShape();
-          auto matrix = RankedTensorType::get({s[0] * s[1] * s[2], s[3]},
-                                              type.getElementType());
-          Value x = twinOf(apply.getInput());
+          // Per channel along the last axis of the NHWC twin: the same
+          // arithmetic on the same elements.
           b.setInsertionPoint(apply);
-          Value rows = ReshapeOp::create(b, apply.getLoc(), matrix, x);
-          Value y = BatchNormApplyOp::create(
-              b, apply.getLoc(), matrix, rows, apply.getScale(),
-              apply.getShift(), apply.getMean(), apply.getInvStd());
-          twins[apply.getOutput()] =
-              ReshapeOp::create(b, apply.getLoc(), type, y);
+          twins[apply.getOutput()] = BatchNormApplyOp::create(
+              b, apply.getLoc(), nhwcType(apply.getType()),
+              twinOf(apply.getInput()), apply.getScale(), apply.getShift(),
+              apply.getMean(), apply.getInvStd(), /*channels_last=*/true);
           return true;
         })
         .Case([&](GlobalAvgPoolOp pool) {

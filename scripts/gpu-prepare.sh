@@ -11,8 +11,10 @@
 #     (the optimizer passes on and off), for bench/optimizer.sh, and
 #     NAME-{fused,unfused}-cuda (fusion and batch norm's expansion on and
 #     off), for bench/fusion.sh, and NAME-bf16-cuda (--precision bf16),
-#     for bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow} in
-#     build/gpu-programs, and resnet18-bf16-{cuda,cpu,cuda-unfused}.
+#     and NAME-nhwc-cuda, NAME-nhwc-bf16-cuda (--layout nhwc), for
+#     bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow} in
+#     build/gpu-programs, resnet18-bf16-{cuda,cpu,cuda-unfused} and
+#     resnet18-nhwc-{cuda,cuda-unfused,bf16-cuda}.
 # Then run on the GPU machine (the device tool), carrying build/lib,
 # build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
 #   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh   and/or
@@ -74,6 +76,17 @@ for variant in "cuda:cuda" "cpu:cpu" "cuda-unfused:cuda --no-fuse-elementwise"; 
     -o "$programs/resnet18-bf16-${variant%%:*}" --quiet
 done
 echo "compiled resnet18-bf16-{cuda,cpu,cuda-unfused}"
+# Channels-last (--layout nhwc) on cuda against the NCHW cpu program (the
+# cpu backend trains both layouts bitwise alike): f32, fused and not, and
+# bf16.
+for variant in "nhwc-cuda:" "nhwc-cuda-unfused:--no-fuse-elementwise" \
+  "nhwc-bf16-cuda:--precision bf16"; do
+  read -r -a flags <<< "${variant#*:}"
+  "$bin/fluid-compile" "$programs/resnet18-cuda.mlir" --backend cuda \
+    --training "$resnet18" --layout nhwc "${flags[@]}" \
+    -o "$programs/resnet18-${variant%%:*}" --quiet
+done
+echo "compiled resnet18-nhwc-{cuda,cuda-unfused,bf16-cuda}"
 # The generated kernels against the library ones (test/Runtime/compiled-gpu.py):
 # ResNet-18 without batch norm's expansion and without fusion, and a model of
 # every fusible op with gradients (test/Runtime/Inputs/fusion-ops.mlir; its
@@ -109,7 +122,12 @@ for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext5
   # bench/precision.sh: the same step in bf16.
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
     --precision bf16 -o "$bench/$name-bf16-cuda" --quiet
-  echo "compiled $bench/$name-{fused,unfused,bf16}-cuda"
+  # bench/precision.sh: both precisions channels-last (--layout nhwc).
+  "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
+    --layout nhwc -o "$bench/$name-nhwc-cuda" --quiet
+  "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
+    --layout nhwc --precision bf16 -o "$bench/$name-nhwc-bf16-cuda" --quiet
+  echo "compiled $bench/$name-{fused,unfused,bf16,nhwc,nhwc-bf16}-cuda"
 done
 # bench/memory.sh: each configuration with each memory policy, and the
 # compile-time memory report of each (NAME-VARIANT.report.{json,csv,svg}).

@@ -32,6 +32,18 @@ static RankedTensorType tensorTypeOf(Type type) {
   return dyn_cast<RankedTensorType>(type);
 }
 
+/// `t` seen as [rows, C]: every dimension but the last folded into one.
+static fluid_tensor channelsLastRows(fluid_tensor t) {
+  int64_t rows = 1;
+  for (int32_t d = 0; d + 1 < t.rank; ++d)
+    rows *= t.shape[d];
+  int64_t channels = t.rank > 0 ? t.shape[t.rank - 1] : 1;
+  t.rank = 2;
+  t.shape[0] = rows;
+  t.shape[1] = channels;
+  return t;
+}
+
 /// Runs one function: the values computed so far, and the ops' kernels.
 class FunctionRun {
 public:
@@ -313,7 +325,12 @@ LogicalResult FunctionRun::execute(Operation *op) {
             fluid_tensor x = in(bn.getInput()), g = in(bn.getScale()),
                          b = in(bn.getShift()), m = in(bn.getMean()),
                          s = in(bn.getInvStd());
-            return fluid_cpu_batch_norm_apply(&x, &g, &b, &m, &s, o);
+            if (!bn.getChannelsLast())
+              return fluid_cpu_batch_norm_apply(&x, &g, &b, &m, &s, o);
+            // Per channel along the last axis: the kernel's [rows, C] form
+            // of the same elements.
+            fluid_tensor rows = channelsLastRows(x), y = channelsLastRows(*o);
+            return fluid_cpu_batch_norm_apply(&rows, &g, &b, &m, &s, &y);
           })
           .Case([&](ReluOp u) {
             fluid_tensor x = in(u.getInput());

@@ -441,8 +441,7 @@ LogicalResult FunctionEmitter::emitFusion(fluid_rt::LaunchOp launch,
     int64_t scalarBlocks = blocksFor(count),
             vectorBlocks = blocksFor(count / width);
     if (fusion.hasReductions())
-      scalarBlocks = vectorBlocks =
-          fusion.getIterationShape()[1] * fusedReductionSplits(fusion);
+      scalarBlocks = vectorBlocks = fusedReductionBlocks(fusion);
     // Several blocks per channel combine their sums through the context's
     // counters and partial sums (the kernel's last two operands).
     if (std::optional<FusedSumScratch> sums = fusedSumScratch(fusion)) {

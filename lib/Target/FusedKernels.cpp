@@ -73,9 +73,11 @@ SmallVector<int64_t> mlir::fluid::fusedAccessStrides(FusionOp fusion,
   ArrayRef<int64_t> space = fusion.getIterationShape();
   auto [shape, layout] = viewLayout(use.get());
   SmallVector<int64_t> strides(space.size(), 0);
-  // batch_norm_apply reads its per-channel operands along axis 1.
-  if (isa<BatchNormApplyOp>(use.getOwner()) && use.getOperandNumber() > 0) {
-    strides[1] = layout.back();
+  // batch_norm_apply reads its per-channel operands along axis 1 (the
+  // last axis when channels-last).
+  if (auto apply = dyn_cast<BatchNormApplyOp>(use.getOwner());
+      apply && use.getOperandNumber() > 0) {
+    strides[apply.getChannelsLast() ? space.size() - 1 : 1] = layout.back();
     return strides;
   }
   // NumPy broadcasting: shapes aligned from the right.
@@ -102,9 +104,12 @@ int64_t mlir::fluid::fusedVectorWidth(FusionOp fusion) {
     llvm::for_each(op.getResultTypes(), visit);
   int64_t width = 16 / std::max<int64_t>(narrowest, 1);
   ArrayRef<int64_t> space = fusion.getIterationShape();
-  // A kernel with sums moves vectors within one row of a channel.
+  // A kernel with sums moves vectors within one row of a channel, or, for
+  // channels-last sums, along the channels of one row.
   int64_t run = 1;
-  if (fusion.hasReductions())
+  if (isChannelsLastSum(fusion))
+    run = space.back();
+  else if (fusion.hasReductions())
     for (size_t d = 2; d < space.size(); ++d)
       run *= space[d];
   else
@@ -113,12 +118,43 @@ int64_t mlir::fluid::fusedVectorWidth(FusionOp fusion) {
   return run % width == 0 ? width : 1;
 }
 
+bool mlir::fluid::isChannelsLastSum(FusionOp fusion) {
+  return fusion.hasReductions() &&
+         fusion.getChannelAxis() ==
+             static_cast<int64_t>(fusion.getIterationShape().size()) - 1 &&
+         fusion.getIterationShape().size() > 2;
+}
+
+int64_t mlir::fluid::fusedColumnTileChannels(FusionOp fusion) {
+  return std::min<int64_t>(fusion.getIterationShape().back(),
+                           kColumnTileChannels);
+}
+
+/// The channel count of a region with sums.
+static int64_t fusedChannels(FusionOp fusion) {
+  ArrayRef<int64_t> space = fusion.getIterationShape();
+  return space.size() >= 2
+             ? std::max<int64_t>(space[fusion.getChannelAxis()], 1)
+             : 1;
+}
+
 int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
   ArrayRef<int64_t> space = fusion.getIterationShape();
   int64_t count = 1;
   for (int64_t d : space)
     count *= d;
-  int64_t channels = space.size() >= 2 ? std::max<int64_t>(space[1], 1) : 1;
+  int64_t channels = fusedChannels(fusion);
+  if (isChannelsLastSum(fusion)) {
+    // Tiles of channels, each split along the rows. A channel's last block
+    // sums every split's partial sums, so the splits are fewer than in
+    // the NCHW kernel: at least 32768 elements per block.
+    int64_t tile = fusedColumnTileChannels(fusion);
+    int64_t tiles = (channels + tile - 1) / tile;
+    int64_t perTile = count / channels * tile;
+    constexpr int64_t kTargetBlocks = 2112, kMinPerBlock = 32768;
+    int64_t splits = (kTargetBlocks + tiles - 1) / tiles;
+    return std::max<int64_t>(1, std::min(splits, perTile / kMinPerBlock));
+  }
   int64_t perChannel = count / channels;
   // 16 blocks per SM of an H200, each summing at least 8192 elements:
   // more splits help the large reductions (56x56, 112x112), but below
@@ -142,8 +178,19 @@ std::optional<FusedSumScratch> mlir::fluid::fusedSumScratch(FusionOp fusion) {
   for (Operation &op : fusion.getBodyBlock().without_terminator())
     if (isFusibleReduction(&op) && !reductions++)
       element = cast<ShapedType>(op.getResult(0).getType()).getElementType();
-  int64_t channels = fusion.getIterationShape()[1];
+  // (A channels-last kernel counts per tile, on its first channel's
+  // counter.)
+  int64_t channels = fusedChannels(fusion);
   return FusedSumScratch{channels, channels * splits * reductions, element};
+}
+
+int64_t mlir::fluid::fusedReductionBlocks(FusionOp fusion) {
+  int64_t channels = fusedChannels(fusion);
+  if (isChannelsLastSum(fusion)) {
+    int64_t tile = fusedColumnTileChannels(fusion);
+    channels = (channels + tile - 1) / tile;
+  }
+  return channels * fusedReductionSplits(fusion);
 }
 
 /// Whether `use` reads its argument at the element being computed.
@@ -297,7 +344,8 @@ FailureOr<std::string> mlir::fluid::emitCpuFusedKernel(FusionOp fusion,
        << " *>(out[" << k << "]->data);\n";
   // Per-channel sums, accumulated in double in the loop nest's order (the
   // cpu reduce_sum kernel's), so they are bitwise that kernel's.
-  int64_t channels = rank >= 2 ? space[1] : 1;
+  int64_t axis = fusion.getChannelAxis();
+  int64_t channels = rank >= 2 ? space[axis] : 1;
   DenseMap<Operation *, std::string> sums;
   for (Operation &op : body.without_terminator())
     if (isFusibleReduction(&op)) {
@@ -368,7 +416,9 @@ FailureOr<std::string> mlir::fluid::emitCpuFusedKernel(FusionOp fusion,
     return it->second;
   };
   int64_t next = 0;
-  std::string channel = space.size() >= 2 && space[1] != 1 ? "i1" : "0";
+  std::string channel = space.size() >= 2 && space[axis] != 1
+                            ? "i" + std::to_string(axis)
+                            : std::string("0");
   for (Operation &op : body.without_terminator()) {
     if (isFusibleView(&op))
       continue; // its readers load through it

@@ -53,6 +53,14 @@ build/gpu-programs:
    10 steps bitwise equal to the tf32 program run with --no-tf32 (the
    same program otherwise), and its stats report TF32 off; with --tf32 it
    reports TF32 on.
+7. fp16 loss scaling with a scale that overflows every step: each step
+   skipped and the scale halved, on cuda as on the cpu.
+8. ResNet-18 channels-last (--layout nhwc: cuDNN's NHWC convolutions, the
+   generated column sums of batch norm along the last axis, transposes):
+   one step with TF32 off against the NCHW cpu executable (the cpu trains
+   both layouts bitwise alike, test/Passes/layout-vs-cpu.test), fused and
+   with --no-fuse-elementwise, checkpoints within 1e-3 as in 1; and in
+   bf16, 3 steps within 2e-2 as in 5.
 
 Prints PASS/FAIL per check; exits non-zero if any fails.
 
@@ -134,6 +142,8 @@ def main():
               "lenet5-cuda-fp32", "lenet5-cuda-fp16-overflow",
               "lenet5-cpu-fp16-overflow", "resnet18-bf16-cuda",
               "resnet18-bf16-cpu", "resnet18-bf16-cuda-unfused",
+              "resnet18-nhwc-cuda", "resnet18-nhwc-cuda-unfused",
+              "resnet18-nhwc-bf16-cuda",
               "train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
     missing = [n for n in needed if not os.path.exists(os.path.join(programs, n))]
     if missing:
@@ -353,6 +363,27 @@ def main():
     compare(o("lenet-overflow-cpu.safetensors"),
             o("lenet-overflow-cuda.safetensors"), 0,
             "lenet5 fp16 forced overflow, cuda vs cpu checkpoint")
+    # 8. Channels-last on cuda against the (NCHW) cpu.
+    for variant in ("nhwc-cuda", "nhwc-cuda-unfused"):
+        text = run(p("resnet18-" + variant), common + [
+            "--steps", "1", "--no-tf32", "--algorithm-cache", cache, "--save",
+            o(variant + "-1.safetensors")], o("resnet18-%s-1.log" % variant))
+        ln = losses(text)
+        report(len(ln) == 1 and len(lc) == 1 and
+               abs(lc[0] - ln[0]) <= 1e-4 * abs(lc[0]),
+               "resnet18 %s step loss" % variant, "cpu %s, cuda %s"
+               % (lc, ln))
+        compare(o("cpu-1.safetensors"), o(variant + "-1.safetensors"), 1e-3,
+                "resnet18 step, %s (TF32 off) vs cpu" % variant)
+    gpu_n = losses(run(p("resnet18-nhwc-bf16-cuda"), common + [
+        "--steps", "3", "--algorithm-cache", cache],
+        o("resnet18-nhwc-bf16-cuda.log")))
+    worst = max((abs(a - b) / abs(a) for a, b in zip(cpu_r, gpu_n)),
+                default=float("inf"))
+    report(len(cpu_r) == 3 and len(gpu_n) == 3 and worst <= 2e-2,
+           "resnet18 nhwc bf16 3 steps, cuda vs cpu, losses",
+           "cpu %s, cuda %s; worst relative difference %.3g, tolerance 2e-2"
+           % (cpu_r, gpu_n, worst))
     print("compiled programs: %d failed" % failures)
     return 1 if failures else 0
 

@@ -59,14 +59,30 @@ SmallVector<bool> fusedVectorOperands(FusionOp fusion);
 /// inputs before it writes that element's outputs).
 bool fusedOutputMayOverwrite(FusionOp fusion, unsigned output, unsigned input);
 
-/// The blocks per channel of a region with sums (its generated kernel runs
-/// channels * splits blocks of kReductionThreads threads): enough blocks to
+/// The blocks per channel (per tile of channels, isChannelsLastSum) of a
+/// region with sums (its generated kernel runs fusedReductionBlocks blocks
+/// of kReductionThreads threads): enough blocks to
 /// fill an H200 (16 per SM), at least 8192 elements per block. With one split
 /// each block stores its channel's sums; with more the last block of a
 /// channel to finish sums the blocks' partial sums in a fixed order
 /// (FusedSumScratch).
 int64_t fusedReductionSplits(FusionOp fusion);
 constexpr int64_t kReductionThreads = 256;
+
+/// Whether `fusion` sums per channel along the last axis of a rank-4
+/// iteration space (a channels-last program's batch-norm sums). Its kernel
+/// walks [rows, C]: each block takes a tile of fusedColumnTileChannels
+/// channels (one vector of them per thread, consecutive threads on
+/// consecutive vectors, so a warp reads contiguous memory) and one split of
+/// the rows; it runs tiles * splits blocks.
+bool isChannelsLastSum(FusionOp fusion);
+constexpr int64_t kColumnTileChannels = 128;
+/// min(C, kColumnTileChannels).
+int64_t fusedColumnTileChannels(FusionOp fusion);
+
+/// The blocks of the generated kernel of a region with sums: channels *
+/// splits, or tiles * splits for a channels-last region.
+int64_t fusedReductionBlocks(FusionOp fusion);
 
 /// What the generated kernel of a region with several blocks per channel
 /// combines their sums through (fluid_cuda_sum_scratch; the kernel's last

@@ -45,22 +45,30 @@ bool mlir::fluid::isFusibleElementwise(Operation *op) {
          llvm::all_of(op->getResultTypes(), isGeneratedFloat);
 }
 
-bool mlir::fluid::isFusibleReduction(Operation *op) {
+std::optional<int64_t> mlir::fluid::fusedSumChannelAxis(Operation *op) {
   auto sum = dyn_cast<ReduceSumOp>(op);
   if (!sum || !isGeneratedFloat(sum.getInput().getType()))
-    return false;
+    return std::nullopt;
   int64_t rank = sum.getInput().getType().getRank();
   std::optional<ArrayRef<int64_t>> given = sum.getAxes();
   if ((rank != 2 && rank != 4) || !given)
-    return false;
+    return std::nullopt;
   SmallVector<int64_t> axes;
   for (int64_t axis : *given)
     axes.push_back(axis < 0 ? axis + rank : axis);
   llvm::sort(axes);
-  SmallVector<int64_t> expected = {0};
-  if (rank == 4)
-    expected.append({2, 3});
-  return axes == expected;
+  if (rank == 2)
+    return axes == ArrayRef<int64_t>{0} ? std::optional<int64_t>(1)
+                                        : std::nullopt;
+  if (axes == ArrayRef<int64_t>{0, 2, 3})
+    return 1;
+  if (axes == ArrayRef<int64_t>{0, 1, 2})
+    return 3;
+  return std::nullopt;
+}
+
+bool mlir::fluid::isFusibleReduction(Operation *op) {
+  return fusedSumChannelAxis(op).has_value();
 }
 
 /// The dimensions of `shape` other than those of size 1.
@@ -98,6 +106,13 @@ ArrayRef<int64_t> FusionOp::getIterationShape() {
 bool FusionOp::hasReductions() {
   return llvm::any_of(getBodyBlock().without_terminator(),
                       [](Operation &op) { return isFusibleReduction(&op); });
+}
+
+int64_t FusionOp::getChannelAxis() {
+  for (Operation &op : getBodyBlock().without_terminator())
+    if (std::optional<int64_t> axis = fusedSumChannelAxis(&op))
+      return *axis;
+  return 1;
 }
 
 YieldOp FusionOp::getYield() {
@@ -158,7 +173,12 @@ LogicalResult FusionOp::verifyRegions() {
                     "a view";
       continue;
     }
-    if (isFusibleReduction(&op)) {
+    if (std::optional<int64_t> axis = fusedSumChannelAxis(&op)) {
+      if (*axis != getChannelAxis())
+        return op.emitOpError()
+               << "sums per channel along axis " << *axis
+               << ", but the fused region's first sum keeps axis "
+               << getChannelAxis() << "; all sums of a region keep one axis";
       if (cast<RankedTensorType>(op.getOperand(0).getType()).getShape() !=
           shape)
         return op.emitOpError() << "sums a value whose shape is not the "

@@ -250,22 +250,23 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *context,
 /// Checks a batch-norm input ([N, C, H, W] or [N, C]) against its per-channel
 /// operands (whose types match each other by construction), and its
 /// attributes (batch_norm_apply has neither epsilon nor momentum).
-static LogicalResult verifyBatchNormShapes(const ShapeErrors &errors,
-                                           Value inputValue, Value channelValue,
-                                           std::optional<double> epsilon,
-                                           std::optional<double> momentum,
-                                           RankedTensorType &input,
-                                           RankedTensorType &channel) {
+static LogicalResult
+verifyBatchNormShapes(const ShapeErrors &errors, Value inputValue,
+                      Value channelValue, std::optional<double> epsilon,
+                      std::optional<double> momentum, RankedTensorType &input,
+                      RankedTensorType &channel, bool channelsLast = false) {
   FailureOr<RankedTensorType> in = errors.tensor(inputValue, "input");
   if (failed(in))
     return failure();
   FailureOr<RankedTensorType> ch =
       errors.tensor(channelValue, "per-channel operand");
   if (failed(ch) ||
-      failed(errors.expectRank(*in, "input", {2, 4}, " (NC or NCHW)")) ||
+      failed(errors.expectRank(*in, "input", {2, 4},
+                               channelsLast ? " (NC or NHWC)"
+                                            : " (NC or NCHW)")) ||
       failed(errors.sameElementType(*in, "input", *ch, "per-channel operands")))
     return failure();
-  int64_t channels = in->getDimSize(1);
+  int64_t channels = in->getDimSize(channelsLast ? in->getRank() - 1 : 1);
   if (ch->getRank() != 1 || ch->getDimSize(0) != channels)
     return errors.fail("per-channel operands must have shape [", channels,
                        "] (the input's channels), got ", *ch);
@@ -319,9 +320,9 @@ BatchNormApplyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                    SmallVectorImpl<Type> &inferred) {
   ShapeErrors errors(loc, getOperationName());
   RankedTensorType input, channel;
-  if (failed(verifyBatchNormShapes(errors, adaptor.getInput(),
-                                   adaptor.getScale(), std::nullopt,
-                                   std::nullopt, input, channel)))
+  if (failed(verifyBatchNormShapes(
+          errors, adaptor.getInput(), adaptor.getScale(), std::nullopt,
+          std::nullopt, input, channel, adaptor.getChannelsLast())))
     return failure();
   inferred.push_back(input);
   return success();

@@ -17,8 +17,10 @@ def Fluid_FusionOp : Fluid_Op<"fusion", [
   let description = [{
     The body computes the results from the block arguments, which stand
     for `inputs`, with ops that `fluid::isFusibleElementwise` accepts, and
-    per-channel sums (`fluid.reduce_sum` over every axis but 1, which
-    `fluid::isFusibleReduction` accepts) whose results are only yielded.
+    per-channel sums (`fluid.reduce_sum` over every axis but 1, or, in
+    channels-last programs, over every axis but the last, which
+    `fluid::isFusibleReduction` accepts; all of one region keep the same
+    axis) whose results are only yielded.
     The iteration space is the shape of the elementwise values: every
     value the body computes has it, so does every result but a sum's, and
     so does every sum's input; an input has that shape or one that the
@@ -71,6 +73,9 @@ def Fluid_FusionOp : Fluid_Op<"fusion", [
     /// Whether the region has per-channel reductions (then its kernel
     /// walks the iteration space channel by channel).
     bool hasReductions();
+    /// The axis the region's sums keep: 1, or the last of a channels-last
+    /// region (whose kernel walks rows of channels); 1 without sums.
+    int64_t getChannelAxis();
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
     ::mlir::fluid::YieldOp getYield();
   }];

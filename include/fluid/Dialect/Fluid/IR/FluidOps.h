@@ -58,8 +58,12 @@ LogicalResult verifyExternalName(function_ref<InFlightDiagnostic()> emitError,
 bool isFusibleElementwise(Operation *op);
 /// Whether `op` is a per-channel sum a `fluid.fusion` body may end in: a
 /// `fluid.reduce_sum` of an f32 or f64 tensor of rank 2 or 4 over every
-/// axis but 1 (with or without keep_dims).
+/// axis but 1, or of rank 4 over every axis but the last (channels-last),
+/// with or without keep_dims.
 bool isFusibleReduction(Operation *op);
+/// The axis a fusible sum keeps (1, or 3 for a channels-last sum of rank
+/// 4); none for any other op.
+std::optional<int64_t> fusedSumChannelAxis(Operation *op);
 /// Whether `op` is a view a `fluid.fusion` body may apply to one of its
 /// arguments: a `fluid.slice` at offset 0, or a `fluid.reshape` that only
 /// inserts or removes dimensions of size 1, of an f32 or f64 tensor; or a

@@ -225,7 +225,9 @@ def Fluid_BatchNormApplyOp : Fluid_InferOp<"batch_norm_apply", [
   let summary = "Batch norm's normalize-scale-shift with saved statistics";
   let description = [{
     output = (x - mean) * inv_std * scale + shift, per channel (axis 1) of
-    an [N, C, H, W] or [N, C] input, with the statistics that
+    an [N, C, H, W] or [N, C] input (with `channels_last`, set by
+    `--fluid-layout=nhwc`: the last axis of an [N, H, W, C] input), with
+    the statistics that
     `fluid.batch_norm` returns (`saved_mean`, `saved_inv_std`). It
     recomputes a training batch norm's output in the backward pass from the
     kept input, rather than keeping the output between the passes, so it
@@ -246,7 +248,8 @@ def Fluid_BatchNormApplyOp : Fluid_InferOp<"batch_norm_apply", [
     Fluid_FloatTensor:$scale,
     Fluid_FloatTensor:$shift,
     Fluid_FloatTensor:$mean,
-    Fluid_FloatTensor:$inv_std);
+    Fluid_FloatTensor:$inv_std,
+    UnitAttr:$channels_last);
   let results = (outs Fluid_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $scale `,` $shift `,` $mean `,` $inv_std attr-dict
