@@ -2,8 +2,9 @@
 """Achieved bandwidth of a compiled program's generated kernels, alone.
 
 Reads the C++ that `fluid-compile --emit=cpp` wrote for a cuda program
-(scripts/gpu-prepare.sh writes build/bench/resnet50-fused.cpp): its PTX
-module (kGpuKernels), and per fused launch of the training step the kernel,
+(scripts/gpu-prepare.sh writes build/bench/NAME-{fused,bf16,nhwc,
+nhwc-bf16}.cpp.gz, compressed): its PTX module (kGpuKernels), and per
+fused launch of the training step the kernel,
 its grids, its tensors' shapes and which outputs are zeroed first. On the
 GPU, each distinct launch (kernel and shapes) runs on fresh device buffers
 (inputs filled with 1.0, so nothing overflows), 3 warm-up launches then 20
@@ -16,12 +17,13 @@ way (the runtime's copy, fluid_cuda_reshape) for the ratio.
 Prints the largest launches by bytes (--top, 12) with their time, GB/s and
 share of the copy bandwidth, and the total over all fused launches.
 
-  usage: fused-kernels.py LIBFLUID_RUNTIME.so PROGRAM.cpp [--top N]
+  usage: fused-kernels.py LIBFLUID_RUNTIME.so PROGRAM.cpp[.gz] [--top N]
 """
 
 import argparse
 import ast
 import ctypes
+import gzip
 import os
 import re
 import statistics
@@ -35,11 +37,15 @@ sys.path.insert(0, os.path.join(HERE, "..", "test", "Runtime", "lib"))
 import fluidcuda  # noqa: E402
 import fluidrt  # noqa: E402
 
-DTYPES = {"FLUID_F32": np.float32, "FLUID_F64": np.float64}
+# bf16 has no NumPy dtype: uint16 arrays hold its bits (fluidrt.BF16).
+DTYPES = {"FLUID_F32": np.float32, "FLUID_F64": np.float64,
+          "FLUID_F16": np.float16, "FLUID_BF16": np.uint16}
 
 
 def parse(path):
-    text = open(path).read()
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        text = f.read()
     # The PTX: one quoted C literal per line.
     m = re.search(r"const char kGpuKernels\[\] =\n(.*?)\n    ;\n", text, re.S)
     if not m:
@@ -151,11 +157,16 @@ def main():
         rows = []
         total_s = total_bytes = 0.0
         for (kernel, _), (launch, count) in seen.items():
-            tensors = [fluidcuda.DeviceTensor(context, shape, dtype)
-                       for dtype, shape in launch["tensors"]]
+            tensors = [fluidcuda.DeviceTensor(
+                context, shape, dtype,
+                fluidrt.BF16 if dtype == np.uint16 else None)
+                for dtype, shape in launch["tensors"]]
             for k, t_ in enumerate(tensors):
                 ones = (np.zeros if k in launch["counters"] else np.ones)(
-                    t_.shape, t_.dtype)
+                    t_.shape, np.float32 if t_.dtype == np.uint16 else
+                    t_.dtype)
+                if t_.dtype == np.uint16:  # bf16 1.0: the f32's top half
+                    ones = (ones.view(np.uint32) >> 16).astype(np.uint16)
                 context.check(lib.fluid_cuda_copy_to_device(
                     context.handle, t_.pointer, ones.ctypes.data, t_.nbytes))
             descs = (ctypes.c_void_p * len(tensors))(

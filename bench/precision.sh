@@ -17,7 +17,8 @@
 # FLUID_BENCH_WARMUP (5); one deadline (FLUID_BENCH_DEADLINE_S, 540 s);
 # FLUID_BENCH_TORCH_COMPILE=0 skips torch.compile; the channels-last
 # programs NAME-{nhwc,nhwc-bf16}-cuda (--layout nhwc) run too, each also
-# profiled, unless FLUID_BENCH_NHWC=0. Last, bench/table.py
+# profiled (and the TF32 NCHW one, for comparison), unless
+# FLUID_BENCH_NHWC=0. Last, bench/table.py
 # writes $OUT/table.md.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -46,6 +47,7 @@ for config in $configs; do
   fluid "$name" "$model" bf16 fluid-bf16 150 --warmup "$warmup" --steps "$steps"
   fluid "$name" "$model" bf16 fluid-bf16-profile 90 --steps 6 --profile 5 --no-graph
   if [ "$layouts" = "1" ]; then
+    fluid "$name" "$model" fused fluid-profile 90 --steps 6 --profile 5 --no-graph
     fluid "$name" "$model" nhwc fluid-nhwc 150 --warmup "$warmup" --steps "$steps"
     fluid "$name" "$model" nhwc fluid-nhwc-profile 90 --steps 6 --profile 5 --no-graph
     fluid "$name" "$model" nhwc-bf16 fluid-nhwc-bf16 150 --warmup "$warmup" \

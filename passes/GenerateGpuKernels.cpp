@@ -259,7 +259,19 @@ KernelBuilder::Lanes KernelBuilder::operand(ImplicitLocOpBuilder &b,
       else
         shared = false;
     }
-    if (shared) {
+    if (width > 1 && isLaneContiguousAccess(fusion, use)) {
+      // Consecutive lanes read consecutive elements from an aligned offset
+      // (a per-channel input of a channels-last region): one vector load
+      // (fusedVectorOperands has the buffer's alignment checked).
+      Value offset = broadcastOffset(b, strides, elements[0]);
+      auto type = VectorType::get({width}, element);
+      Value vector = vector::LoadOp::create(
+          b, type, buffer, offset, /*nontemporal=*/false,
+          llvm::MaybeAlign(std::min<int64_t>(
+              16, width * element.getIntOrFloatBitWidth() / 8)));
+      for (int64_t l = 0; l < width; ++l)
+        lanes.push_back(vector::ExtractOp::create(b, vector, l));
+    } else if (shared) {
       Value offset = broadcastOffset(b, strides, elements[0]);
       lanes.push_back(memref::LoadOp::create(b, buffer, offset));
       for (int64_t l = 1; l < width; ++l) {

@@ -113,9 +113,16 @@ for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext5
   "$bin/fluid-models" "$model" --batch 128 -o "$bench/$name-fusion.mlir"
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
     -o "$bench/$name-fused-cuda" --quiet
-  # Its C++ (PTX and launches) for bench/fused-kernels.py.
-  "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
-    --emit=cpp -o "$bench/$name-fused.cpp" --quiet
+  # Its C++ (PTX and launches) for bench/fused-kernels.py, compressed
+  # (what the device tool carries is limited), and that of the bf16 and
+  # channels-last programs below.
+  for variant in "fused:" "bf16:--precision bf16" "nhwc:--layout nhwc" \
+    "nhwc-bf16:--layout nhwc --precision bf16"; do
+    read -r -a flags <<< "${variant#*:}"
+    "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
+      "${flags[@]}" --emit=cpp -o - --quiet |
+      gzip -9 > "$bench/$name-${variant%%:*}.cpp.gz"
+  done
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
     --no-expand-batch-norm --no-fuse-elementwise \
     -o "$bench/$name-unfused-cuda" --quiet

@@ -145,15 +145,22 @@ int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
     count *= d;
   int64_t channels = fusedChannels(fusion);
   if (isChannelsLastSum(fusion)) {
-    // Tiles of channels, each split along the rows. A channel's last block
-    // sums every split's partial sums, so the splits are fewer than in
-    // the NCHW kernel: at least 32768 elements per block.
+    // Tiles of channels, each split along the rows: 16 blocks per SM of an
+    // H200 where there is enough work (at least 16384 elements per block),
+    // and few enough splits that the tile's last block reads at most
+    // kColumnPartialsPerThread partial sums per thread.
     int64_t tile = fusedColumnTileChannels(fusion);
     int64_t tiles = (channels + tile - 1) / tile;
     int64_t perTile = count / channels * tile;
-    constexpr int64_t kTargetBlocks = 2112, kMinPerBlock = 32768;
+    int64_t reductions =
+        llvm::count_if(fusion.getBodyBlock().without_terminator(),
+                       [](Operation &op) { return isFusibleReduction(&op); });
+    constexpr int64_t kTargetBlocks = 2112, kMinPerBlock = 16384;
     int64_t splits = (kTargetBlocks + tiles - 1) / tiles;
-    return std::max<int64_t>(1, std::min(splits, perTile / kMinPerBlock));
+    int64_t cap = kColumnPartialsPerThread * kReductionThreads /
+                  (tile * std::max<int64_t>(reductions, 1));
+    return std::max<int64_t>(1,
+                             std::min({splits, perTile / kMinPerBlock, cap}));
   }
   int64_t perChannel = count / channels;
   // 16 blocks per SM of an H200, each summing at least 8192 elements:
@@ -199,11 +206,29 @@ static bool isElementAccess(FusionOp fusion, OpOperand &use) {
          contiguousStrides(fusion.getIterationShape());
 }
 
+bool mlir::fluid::isLaneContiguousAccess(FusionOp fusion, OpOperand &use) {
+  int64_t width = fusedVectorWidth(fusion);
+  ArrayRef<int64_t> space = fusion.getIterationShape();
+  if (width == 1 || space.empty() || isElementAccess(fusion, use))
+    return false;
+  SmallVector<int64_t> strides = fusedAccessStrides(fusion, use);
+  int64_t last = static_cast<int64_t>(space.size()) - 1;
+  if (strides[last] != 1 || space[last] % width != 0)
+    return false;
+  // Every other dimension read moves the offset by whole vectors (its
+  // extent in elements, a multiple of space[last], is one too).
+  for (int64_t d = 0; d < last; ++d)
+    if (strides[d] != 0 && space[d] != 1 && strides[d] % width != 0)
+      return false;
+  return true;
+}
+
 SmallVector<bool> mlir::fluid::fusedVectorOperands(FusionOp fusion) {
   SmallVector<bool> vector;
   for (BlockArgument arg : fusion.getBodyBlock().getArguments())
     vector.push_back(llvm::any_of(fusedAccesses(arg), [&](OpOperand *use) {
-      return isElementAccess(fusion, *use);
+      return isElementAccess(fusion, *use) ||
+             isLaneContiguousAccess(fusion, *use);
     }));
   vector.append(fusion.getNumResults(), true);
   return vector;

@@ -225,3 +225,28 @@ func.func @one_op_widening(%a: tensor<2x4x3x3xbf16>, %b: tensor<2x4x3x3xbf16>, %
   %p = fluid.add %c, %c : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32> -> tensor<2x4x3x3xf32>
   return %s, %p : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>
 }
+
+// -----
+
+// Channels-last sums (over every axis but the last) fuse like per-channel
+// ones, with their producers; a sum that keeps another axis stays out of
+// their region (one kernel walks the space one way) and reads the product
+// the region yields.
+// CHECK-LABEL: func.func @sum_axes
+// CHECK: %[[R:.*]]:4 = fluid.fusion
+// CHECK: fluid.exp
+// CHECK: fluid.reduce_sum %{{.*}} {axes = array<i64: 0, 1, 2>}
+// CHECK: fluid.mul
+// CHECK: fluid.reduce_sum %{{.*}} {axes = array<i64: 0, 1, 2>}
+// CHECK-NOT: fluid.reduce_sum
+// CHECK: fluid.yield
+// CHECK: %[[U:.*]] = fluid.reduce_sum %[[R]]#2 {axes = array<i64: 0, 2, 3>}
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#3, %[[U]]
+func.func @sum_axes(%x: tensor<2x4x4x4xf32>) -> (tensor<2x4x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %e = fluid.exp %x : tensor<2x4x4x4xf32>
+  %s = fluid.reduce_sum %e {axes = array<i64: 0, 1, 2>} : tensor<2x4x4x4xf32> -> tensor<4xf32>
+  %m = fluid.mul %e, %x : tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32> -> tensor<2x4x4x4xf32>
+  %t = fluid.reduce_sum %m {axes = array<i64: 0, 1, 2>} : tensor<2x4x4x4xf32> -> tensor<4xf32>
+  %u = fluid.reduce_sum %m {axes = array<i64: 0, 2, 3>} : tensor<2x4x4x4xf32> -> tensor<4xf32>
+  return %e, %s, %t, %u : tensor<2x4x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

@@ -52,6 +52,13 @@ int64_t fusedVectorWidth(FusionOp fusion);
 /// so that its address must be 16-byte aligned for that kernel.
 SmallVector<bool> fusedVectorOperands(FusionOp fusion);
 
+/// Whether the vector kernel reads `use` (not at the element computed) by
+/// one vector load per step: its lanes read consecutive elements from an
+/// offset that is a multiple of fusedVectorWidth. A per-channel input of a
+/// channels-last region ([C] or [N, 1, 1, C]) is read so; its buffer must
+/// be aligned as the full-size ones are.
+bool isLaneContiguousAccess(FusionOp fusion, OpOperand &use);
+
 /// Whether result `output` of `fusion` may be written into the buffer of
 /// input `input`: the result is elementwise (not a sum), has the input's
 /// type, and the body reads the input only element by element at the
@@ -73,10 +80,15 @@ constexpr int64_t kReductionThreads = 256;
 /// iteration space (a channels-last program's batch-norm sums). Its kernel
 /// walks [rows, C]: each block takes a tile of fusedColumnTileChannels
 /// channels (one vector of them per thread, consecutive threads on
-/// consecutive vectors, so a warp reads contiguous memory) and one split of
-/// the rows; it runs tiles * splits blocks.
+/// consecutive vectors, so a warp reads whole 128-byte lines of f32) and
+/// one split of the rows; it runs tiles * splits blocks. The last block of
+/// a tile sums tile * reductions * splits partial sums, so tiles are
+/// narrow (more tiles, fewer splits for the same number of blocks) and
+/// the splits capped (kColumnPartialsPerThread).
 bool isChannelsLastSum(FusionOp fusion);
-constexpr int64_t kColumnTileChannels = 128;
+constexpr int64_t kColumnTileChannels = 32;
+/// The partial sums each thread of a tile's last block reads, at most.
+constexpr int64_t kColumnPartialsPerThread = 64;
 /// min(C, kColumnTileChannels).
 int64_t fusedColumnTileChannels(FusionOp fusion);
 

@@ -147,3 +147,18 @@ func.func @not_a_view(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   }
   return %r : tensor<2x3xf32>
 }
+
+// -----
+
+// One kernel walks the iteration space one way: its sums keep one axis
+// (1, or the last in channels-last programs).
+func.func @two_sum_axes(%x: tensor<2x4x4x4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = fluid.fusion ins(%x : tensor<2x4x4x4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%a: tensor<2x4x4x4xf32>):
+    %s = fluid.reduce_sum %a {axes = array<i64: 0, 2, 3>} : tensor<2x4x4x4xf32> -> tensor<4xf32>
+    // expected-error @+1 {{'fluid.reduce_sum' op sums per channel along axis 3, but the fused region's first sum keeps axis 1; all sums of a region keep one axis}}
+    %t = fluid.reduce_sum %a {axes = array<i64: 0, 1, 2>} : tensor<2x4x4x4xf32> -> tensor<4xf32>
+    fluid.yield %s, %t : tensor<4xf32>, tensor<4xf32>
+  }
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -314,10 +314,13 @@ LogicalResult BatchNormInferenceOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult
-BatchNormApplyOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                   Adaptor adaptor,
-                                   SmallVectorImpl<Type> &inferred) {
+LogicalResult BatchNormApplyOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor rawAdaptor,
+    SmallVectorImpl<Type> &inferred) {
+  // (When parsing, channels_last is in the attribute dictionary.)
+  Properties defaults;
+  Adaptor adaptor =
+      withDefaults<BatchNormApplyOp>(context, rawAdaptor, defaults);
   ShapeErrors errors(loc, getOperationName());
   RankedTensorType input, channel;
   if (failed(verifyBatchNormShapes(

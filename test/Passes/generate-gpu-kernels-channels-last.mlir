@@ -1,0 +1,59 @@
+// REQUIRES: cuda-build
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels | FileCheck %s
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=PTX
+
+// A channels-last region with two sums over [rows, C] = [1024, 64]
+// (batch norm's statistics pass of an NHWC program): tiles of 32
+// channels, 8 vectors of 4 per tile (thread % 8), 32 row lanes (thread /
+// 8); 2 tiles x 2 splits of the rows (the splits capped so that a tile's
+// last block reads few partial sums). Each thread keeps a sum per
+// reduction and lane (8), the block adds its row lanes in workgroup memory
+// in a fixed order, stores its partial sums, and the tile's last block (by
+// a counter per tile) adds the splits' partials and stores the sums.
+// CHECK-LABEL: gpu.func @fused_0_v(
+// CHECK-SAME: %[[X:[^:]*]]: memref<65536xf32>, %[[S:[^:]*]]: memref<64xf32>, %{{[^:]*}}: memref<65536xf32>, %[[SUM1:[^:]*]]: memref<64xf32>, %[[SUM2:[^:]*]]: memref<64xf32>, %[[COUNT:[^:]*]]: memref<64xi32>, %[[PART:[^:]*]]: memref<256xf32>) workgroup(%[[W:.*]] : memref<2048xf32, #gpu.address_space<workgroup>>) kernel {
+// CHECK: arith.remui %{{.*}}, %c8_i32
+// CHECK: arith.divui %{{.*}}, %c8_i32
+// CHECK: arith.divui %{{.*}}, %c2_i32
+// CHECK: arith.remui %{{.*}}, %c2_i32
+// The rows of this split, 2 splits x 32 row lanes apart.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c64 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: vector.load %[[X]][%{{.*}}] {alignment = 16 : i64} : memref<65536xf32>, vector<4xf32>
+// The per-channel operand: the four lanes' channels, one vector load at
+// element % 64.
+// CHECK: %[[C:.*]] = arith.remui %{{.*}}, %c64_i32 : i32
+// CHECK: %[[CI:.*]] = arith.index_castui %[[C]] : i32 to index
+// CHECK: vector.load %[[S]][%[[CI]]] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
+// CHECK: vector.store
+// CHECK: scf.yield
+// CHECK: memref.store %{{.*}}, %[[W]]
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[PART]][%{{.*}}] : memref<256xf32>
+// CHECK: nvvm.memory.barrier <gpu>
+// CHECK: %[[BEFORE:.*]] = memref.atomic_rmw addi %{{.*}}, %[[COUNT]][%[[T:.*]]] : (i32, memref<64xi32>) -> i32
+// CHECK: arith.cmpi eq, %[[BEFORE]], %c1_i32
+// CHECK: scf.if
+// CHECK: nvvm.memory.barrier <gpu>
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[PART]]
+// CHECK: memref.store %{{.*}}, %[[SUM1]][%{{.*}}] : memref<64xf32>
+// CHECK: memref.store %{{.*}}, %[[SUM2]][%{{.*}}] : memref<64xf32>
+// CHECK: memref.store %{{.*}}, %[[COUNT]][%[[T]]] : memref<64xi32>
+// CHECK: gpu.return
+
+// PTX: .entry fused_0_v(
+// PTX-SAME: ld.global.v4.b32
+// PTX-SAME: bar.sync
+// PTX-SAME: atom.global.add.u32
+// PTX-SAME: membar.gl
+func.func @f(%x: memref<16x8x8x64xf32>, %s: memref<64xf32>, %y: memref<16x8x8x64xf32>, %sum: memref<64xf32>, %sq: memref<64xf32>) {
+  fluid_rt.launch "fusion" ins(%x, %s : memref<16x8x8x64xf32>, memref<64xf32>) outs(%y, %sum, %sq : memref<16x8x8x64xf32>, memref<64xf32>, memref<64xf32>) params {} {
+  ^bb0(%arg0: tensor<16x8x8x64xf32>, %arg1: tensor<64xf32>):
+    %m = fluid.batch_norm_apply %arg0, %arg1, %arg1, %arg1, %arg1 {channels_last} : tensor<16x8x8x64xf32>, tensor<64xf32>
+    %t = fluid.tanh %m : tensor<16x8x8x64xf32>
+    %s1 = fluid.reduce_sum %t {axes = array<i64: 0, 1, 2>} : tensor<16x8x8x64xf32> -> tensor<64xf32>
+    %q = fluid.mul %t, %arg0 : tensor<16x8x8x64xf32>, tensor<16x8x8x64xf32> -> tensor<16x8x8x64xf32>
+    %s2 = fluid.reduce_sum %q {axes = array<i64: 0, 1, 2>} : tensor<16x8x8x64xf32> -> tensor<64xf32>
+    fluid.yield %t, %s1, %s2 : tensor<16x8x8x64xf32>, tensor<64xf32>, tensor<64xf32>
+  }
+  return
+}
