@@ -813,35 +813,51 @@ LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
   if (failedBody)
     return failure();
 
-  // Sums `values` (perThread per thread) over the block's row lanes; the
-  // threads of row lane 0 pass the totals to `use`.
+  // Sums `values` (perThread per thread) over the block's row lanes by a
+  // tree in workgroup memory (lane ty adds lane ty + s, for s halving from
+  // the largest power of two below rowLanes: a fixed order); the threads of
+  // row lane 0 pass the totals to `use`. Thread (ty, tx) keeps value k at
+  // k * threads + ty * vectors + tx.
   auto combine = [&](ValueRange values,
                      function_ref<void(ArrayRef<Value>)> use) {
+    auto slot = [&](int64_t k, Value at) {
+      return add(index(k * threads), at);
+    };
     for (auto [k, value] : llvm::enumerate(values))
       memref::StoreOp::create(
-          b, value, scratch,
-          ValueRange{
-              add(mul(index(static_cast<int64_t>(k)), threads), thread)});
+          b, value, scratch, ValueRange{slot(static_cast<int64_t>(k), thread)});
     gpu::BarrierOp::create(b);
+    for (int64_t step = static_cast<int64_t>(llvm::PowerOf2Ceil(rowLanes)) / 2;
+         step >= 1; step /= 2) {
+      // Lanes below min(step, rowLanes - step) have a partner.
+      int64_t active = std::min(step, rowLanes - step);
+      if (active > 0) {
+        auto when = scf::IfOp::create(b, less(ty, active),
+                                      /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard inIf(b);
+        b.setInsertionPointToStart(when.thenBlock());
+        Value partner = add(thread, index(step * vectors));
+        for (int64_t k = 0; k < perThread; ++k) {
+          Value mine =
+              memref::LoadOp::create(b, scratch, ValueRange{slot(k, thread)});
+          Value theirs =
+              memref::LoadOp::create(b, scratch, ValueRange{slot(k, partner)});
+          memref::StoreOp::create(b, arith::AddFOp::create(b, mine, theirs),
+                                  scratch, ValueRange{slot(k, thread)});
+        }
+      }
+      gpu::BarrierOp::create(b);
+    }
     Value first = arith::AndIOp::create(
         b, valid,
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, ty, index(0)));
     auto when = scf::IfOp::create(b, first, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard inIf(b);
     b.setInsertionPointToStart(when.thenBlock());
-    scf::ForOp lanes = accumulate(
-        b, index(0), index(rowLanes), index(1), zeros,
-        [&](Value lane, ValueRange acc) {
-          Value at = add(mul(lane, vectors), tx);
-          SmallVector<Value> next;
-          for (int64_t k = 0; k < perThread; ++k)
-            next.push_back(arith::AddFOp::create(
-                b, acc[k],
-                memref::LoadOp::create(
-                    b, scratch, ValueRange{add(at, index(k * threads))})));
-          return next;
-        });
-    SmallVector<Value> totals(lanes.getResults());
+    SmallVector<Value> totals;
+    for (int64_t k = 0; k < perThread; ++k)
+      totals.push_back(
+          memref::LoadOp::create(b, scratch, ValueRange{slot(k, thread)}));
     use(totals);
   };
   unsigned outputBase = fusion.getInputs().size();

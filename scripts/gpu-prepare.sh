@@ -14,7 +14,8 @@
 #     and NAME-nhwc-cuda, NAME-nhwc-bf16-cuda (--layout nhwc), for
 #     bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow} in
 #     build/gpu-programs, resnet18-bf16-{cuda,cpu,cuda-unfused} and
-#     resnet18-nhwc-{cuda,cuda-unfused,bf16-cuda}.
+#     resnet18-nhwc-{cuda,cuda-unfused,bf16-cuda}, se-resnext50-{cpu,nhwc-cuda}
+#     (batch 4, 64x64, 10 classes).
 # Then run on the GPU machine (the device tool), carrying build/lib,
 # build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
 #   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh   and/or
@@ -87,6 +88,16 @@ for variant in "nhwc-cuda:" "nhwc-cuda-unfused:--no-fuse-elementwise" \
     -o "$programs/resnet18-${variant%%:*}" --quiet
 done
 echo "compiled resnet18-nhwc-{cuda,cuda-unfused,bf16-cuda}"
+# SE-ResNeXt-50 (grouped convolutions, SE blocks' global pooling) small:
+# channels-last cuda against the cpu.
+"$bin/fluid-models" se_resnext50_32x4d --batch 4 --image-size 64 --classes 10 \
+  -o "$programs/se-resnext50.mlir"
+for variant in "cpu:cpu" "nhwc-cuda:cuda --layout nhwc"; do
+  read -r -a flags <<< "${variant#*:}"
+  "$bin/fluid-compile" "$programs/se-resnext50.mlir" --backend "${flags[@]}" \
+    --training "$resnet18" -o "$programs/se-resnext50-${variant%%:*}" --quiet
+done
+echo "compiled se-resnext50-{cpu,nhwc-cuda}"
 # The generated kernels against the library ones (test/Runtime/compiled-gpu.py):
 # ResNet-18 without batch norm's expansion and without fusion, and a model of
 # every fusible op with gradients (test/Runtime/Inputs/fusion-ops.mlir; its

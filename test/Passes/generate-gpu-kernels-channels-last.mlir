@@ -8,7 +8,7 @@
 // 8); 2 tiles x 2 splits of the rows (the splits capped so that a tile's
 // last block reads few partial sums). Each thread keeps a sum per
 // reduction and lane (8), the block adds its row lanes in workgroup memory
-// in a fixed order, stores its partial sums, and the tile's last block (by
+// by a tree (a fixed order), stores its partial sums, and the tile's last block (by
 // a counter per tile) adds the splits' partials and stores the sums.
 // CHECK-LABEL: gpu.func @fused_0_v(
 // CHECK-SAME: %[[X:[^:]*]]: memref<65536xf32>, %[[S:[^:]*]]: memref<64xf32>, %{{[^:]*}}: memref<65536xf32>, %[[SUM1:[^:]*]]: memref<64xf32>, %[[SUM2:[^:]*]]: memref<64xf32>, %[[COUNT:[^:]*]]: memref<64xi32>, %[[PART:[^:]*]]: memref<256xf32>) workgroup(%[[W:.*]] : memref<2048xf32, #gpu.address_space<workgroup>>) kernel {
@@ -26,8 +26,14 @@
 // CHECK: vector.load %[[S]][%[[CI]]] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
 // CHECK: vector.store
 // CHECK: scf.yield
+// The block's row lanes by a tree: lanes below 16 add lane + 16 (thread +
+// 128), then 8, 4, 2, 1.
 // CHECK: memref.store %{{.*}}, %[[W]]
 // CHECK: gpu.barrier
+// CHECK: %[[HALF:.*]] = arith.cmpi ult, %{{.*}}, %c16{{.*}} : index
+// CHECK-NEXT: scf.if %[[HALF]] {
+// CHECK: arith.addi %thread_id_x, %c128 : index
+// CHECK-COUNT-5: gpu.barrier
 // CHECK: memref.store %{{.*}}, %[[PART]][%{{.*}}] : memref<256xf32>
 // CHECK: nvvm.memory.barrier <gpu>
 // CHECK: %[[BEFORE:.*]] = memref.atomic_rmw addi %{{.*}}, %[[COUNT]][%[[T:.*]]] : (i32, memref<64xi32>) -> i32

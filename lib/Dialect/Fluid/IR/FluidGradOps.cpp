@@ -182,9 +182,9 @@ BatchNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
 
 LogicalResult MaxPool2DGradOp::verify() {
   ShapeErrors errors(getLoc(), getOperationName());
-  FailureOr<RankedTensorType> forward =
-      inferPool2DType(errors, getInput().getType(), getKernelSize(),
-                      getStrides(), getPadding(), getDilation(), getCeilMode());
+  FailureOr<RankedTensorType> forward = inferPool2DType(
+      errors, getInput().getType(), getKernelSize(), getStrides(),
+      getPadding(), getDilation(), getCeilMode(), getChannelsLast());
   if (failed(forward))
     return failure();
   return expectGradOutputType(*this, *forward, getGradOutput().getType());
@@ -194,7 +194,7 @@ LogicalResult MaxPool2DGradIndicesOp::verify() {
   ShapeErrors errors(getLoc(), getOperationName());
   auto forward = inferMaxPool2DWithIndicesTypes(
       errors, getType(), getKernelSize(), getStrides(), getPadding(),
-      getDilation(), getCeilMode());
+      getDilation(), getCeilMode(), getChannelsLast());
   if (failed(forward) || failed(expectGradOutputType(
                              *this, forward->first, getGradOutput().getType())))
     return failure();

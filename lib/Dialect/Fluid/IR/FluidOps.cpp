@@ -379,14 +379,18 @@ FLUID_BROADCAST_INFER(GreaterEqualOp, false)
 FailureOr<RankedTensorType> mlir::fluid::detail::inferPool2DType(
     const ShapeErrors &errors, RankedTensorType input, ArrayRef<int64_t> kernel,
     ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
-    ArrayRef<int64_t> dilation, bool ceilMode) {
-  if (failed(errors.expectRank(input, "input", {4}, " (NCHW)")) ||
+    ArrayRef<int64_t> dilation, bool ceilMode, bool channelsLast) {
+  if (failed(errors.expectRank(input, "input", {4},
+                               channelsLast ? " (NHWC)" : " (NCHW)")) ||
       failed(errors.expectArray(kernel, "kernel_size", 2, 1)) ||
       failed(errors.expectArray(strides, "strides", 2, 1)) ||
       failed(errors.expectArray(padding, "padding", 4, 0)) ||
       failed(errors.expectArray(dilation, "dilation", 2, 1)))
     return failure();
-  ArrayRef<int64_t> in = input.getShape();
+  // The NHWC rule is the NCHW rule on the permuted shape.
+  SmallVector<int64_t> in(input.getShape());
+  if (channelsLast)
+    in = channelsFirst(in);
   FailureOr<int64_t> height =
       windowOutputSize(errors, "height", in[2], kernel[0], strides[0],
                        padding[0], padding[2], dilation[0], ceilMode);
@@ -397,6 +401,9 @@ FailureOr<RankedTensorType> mlir::fluid::detail::inferPool2DType(
                        padding[1], padding[3], dilation[1], ceilMode);
   if (failed(width))
     return failure();
+  if (channelsLast)
+    return RankedTensorType::get({in[0], *height, *width, in[1]},
+                                 input.getElementType());
   return RankedTensorType::get({in[0], in[1], *height, *width},
                                input.getElementType());
 }
@@ -406,13 +413,15 @@ static LogicalResult inferPool2D(StringRef opName, std::optional<Location> loc,
                                  ArrayRef<int64_t> strides,
                                  ArrayRef<int64_t> padding,
                                  ArrayRef<int64_t> dilation, bool ceilMode,
+                                 bool channelsLast,
                                  SmallVectorImpl<Type> &inferred) {
   ShapeErrors errors(loc, opName);
   FailureOr<RankedTensorType> input = errors.tensor(inputValue, "input");
   if (failed(input))
     return failure();
-  FailureOr<RankedTensorType> output = inferPool2DType(
-      errors, *input, kernel, strides, padding, dilation, ceilMode);
+  FailureOr<RankedTensorType> output =
+      inferPool2DType(errors, *input, kernel, strides, padding, dilation,
+                      ceilMode, channelsLast);
   if (failed(output))
     return failure();
   inferred.push_back(*output);
@@ -423,21 +432,24 @@ LogicalResult MaxPool2DOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> loc,
                                             Adaptor rawAdaptor,
                                             SmallVectorImpl<Type> &inferred) {
+  // (When parsing, channels_last is in the attribute dictionary.)
   Properties defaults;
   Adaptor adaptor = withDefaults<MaxPool2DOp>(context, rawAdaptor, defaults);
   return inferPool2D(getOperationName(), loc, adaptor.getInput(),
                      adaptor.getKernelSize(), adaptor.getStrides(),
                      adaptor.getPadding(), adaptor.getDilation(),
-                     adaptor.getCeilMode(), inferred);
+                     adaptor.getCeilMode(), adaptor.getChannelsLast(),
+                     inferred);
 }
 
 FailureOr<std::pair<RankedTensorType, RankedTensorType>>
 mlir::fluid::detail::inferMaxPool2DWithIndicesTypes(
     const ShapeErrors &errors, RankedTensorType input, ArrayRef<int64_t> kernel,
     ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
-    ArrayRef<int64_t> dilation, bool ceilMode) {
-  FailureOr<RankedTensorType> output = inferPool2DType(
-      errors, input, kernel, strides, padding, dilation, ceilMode);
+    ArrayRef<int64_t> dilation, bool ceilMode, bool channelsLast) {
+  FailureOr<RankedTensorType> output =
+      inferPool2DType(errors, input, kernel, strides, padding, dilation,
+                      ceilMode, channelsLast);
   if (failed(output))
     return failure();
   // inferPool2DType has checked that there are two sizes, each >= 1.
@@ -468,7 +480,8 @@ LogicalResult MaxPool2DWithIndicesOp::inferReturnTypes(
     return failure();
   auto types = inferMaxPool2DWithIndicesTypes(
       errors, *input, adaptor.getKernelSize(), adaptor.getStrides(),
-      adaptor.getPadding(), adaptor.getDilation(), adaptor.getCeilMode());
+      adaptor.getPadding(), adaptor.getDilation(), adaptor.getCeilMode(),
+      adaptor.getChannelsLast());
   if (failed(types))
     return failure();
   inferred.push_back(types->first);
@@ -485,7 +498,7 @@ LogicalResult AvgPool2DOp::inferReturnTypes(MLIRContext *context,
   return inferPool2D(getOperationName(), loc, adaptor.getInput(),
                      adaptor.getKernelSize(), adaptor.getStrides(),
                      adaptor.getPadding(), /*dilation=*/{1, 1},
-                     adaptor.getCeilMode(), inferred);
+                     adaptor.getCeilMode(), /*channelsLast=*/false, inferred);
 }
 
 LogicalResult

@@ -196,12 +196,13 @@ FailureOr<RankedTensorType> inferConv2DType(
     RankedTensorType bias, ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
     ArrayRef<int64_t> dilation, int64_t groups, bool channelsLast = false);
 
-/// The shape rule of the 2-D pooling ops, on types.
+/// The shape rule of the 2-D pooling ops, on types: [N, C, H, W] ->
+/// [N, C, OH, OW], or with `channelsLast` [N, H, W, C] -> [N, OH, OW, C].
 FailureOr<RankedTensorType>
 inferPool2DType(const ShapeErrors &errors, RankedTensorType input,
                 ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
                 ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                bool ceilMode);
+                bool ceilMode, bool channelsLast = false);
 
 /// The shape rule of fluid.max_pool2d_with_indices and its gradient: the
 /// output type (as inferPool2DType) and that of the indices (its shape,
@@ -211,7 +212,8 @@ inferMaxPool2DWithIndicesTypes(const ShapeErrors &errors,
                                RankedTensorType input, ArrayRef<int64_t> kernel,
                                ArrayRef<int64_t> strides,
                                ArrayRef<int64_t> padding,
-                               ArrayRef<int64_t> dilation, bool ceilMode);
+                               ArrayRef<int64_t> dilation, bool ceilMode,
+                               bool channelsLast);
 
 /// A normalized axis in [0, rank) (callers have verified the range).
 inline int64_t normalizeAxis(int64_t axis, int64_t rank) {

@@ -44,14 +44,18 @@ typedef struct fluid_conv2d_params {
                             1: NHWC tensors, filter [O,KH,KW,C/groups] */
 } fluid_conv2d_params;
 
-/// Attributes of max_pool2d. Padded cells never win; every window must
-/// cover at least one input cell.
+/// Attributes of max_pool2d, max_pool2d_with_indices and their gradients.
+/// Padded cells never win; every window must cover at least one input
+/// cell. channels_last takes what was the struct's tail padding: its size
+/// and the other offsets are those of the NCHW-only struct.
 typedef struct fluid_max_pool2d_params {
-  int64_t kernel[2];   /* [kh, kw], each >= 1 */
-  int64_t strides[2];  /* [sh, sw], each >= 1 */
-  int64_t padding[4];  /* [top, left, bottom, right], each >= 0 */
-  int64_t dilation[2]; /* [dh, dw], each >= 1 */
-  int32_t ceil_mode;   /* 0 or 1 */
+  int64_t kernel[2];     /* [kh, kw], each >= 1 */
+  int64_t strides[2];    /* [sh, sw], each >= 1 */
+  int64_t padding[4];    /* [top, left, bottom, right], each >= 0 */
+  int64_t dilation[2];   /* [dh, dw], each >= 1 */
+  int32_t ceil_mode;     /* 0 or 1 */
+  int32_t channels_last; /* 0: NCHW tensors; 1: NHWC tensors (the indices
+                            too) */
 } fluid_max_pool2d_params;
 
 /// Attributes of avg_pool2d. The divisor counts the window cells inside the
@@ -189,7 +193,10 @@ fluid_status fluid_cpu_div(const fluid_tensor *lhs, const fluid_tensor *rhs,
 
 /// input [N,C,H,W] -> output [N,C,OH,OW] with OH = (H + top + bottom -
 /// dh*(kh-1) - 1)/sh + 1, rounded up with ceil_mode, in which case a last
-/// window starting at or after H + top is dropped (as PyTorch does).
+/// window starting at or after H + top is dropped (as PyTorch does). With
+/// channels_last, input [N,H,W,C] -> output [N,OH,OW,C]: bitwise the NCHW
+/// kernel on the transposed tensors (here and in every max pooling kernel
+/// and gradient).
 fluid_status fluid_cpu_max_pool2d(const fluid_tensor *input,
                                   fluid_tensor *output,
                                   const fluid_max_pool2d_params *params);

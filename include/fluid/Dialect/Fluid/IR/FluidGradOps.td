@@ -113,7 +113,8 @@ def Fluid_MaxPool2DGradOp : Fluid_GradOp<"max_pool2d_grad", [
   let summary = "Gradient of max_pool2d: each window's gradient goes to its maximum";
   let description = [{
     The maxima are found again in `input` (the first in row-major order
-    wins a tie, as in PyTorch).
+    wins a tie, as in PyTorch). With `channels_last`, all three tensors
+    are [N, H, W, C], as `fluid.max_pool2d`'s.
 
     ```mlir
     %dx = fluid.max_pool2d_grad %dy, %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>,
@@ -127,7 +128,8 @@ def Fluid_MaxPool2DGradOp : Fluid_GradOp<"max_pool2d_grad", [
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
     DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
-    UnitAttr:$ceil_mode);
+    UnitAttr:$ceil_mode,
+    UnitAttr:$channels_last);
   let results = (outs Fluid_FloatTensor:$grad_input);
   let assemblyFormat = [{
     $grad_output `,` $input attr-dict `:` type($grad_output) `,` type($input)
@@ -145,7 +147,8 @@ def Fluid_MaxPool2DGradIndicesOp : Fluid_GradOp<"max_pool2d_grad_indices"> {
     `fluid.max_pool2d_grad` of the input the indices were taken from,
     which this op does not read. The result type is the forward input's;
     the verifier checks that a `fluid.max_pool2d_with_indices` of it with
-    these attributes has the types of `grad_output` and `indices`.
+    these attributes has the types of `grad_output` and `indices`. With
+    `channels_last`, all four tensors are [N, H, W, C].
 
     ```mlir
     %dx = fluid.max_pool2d_grad_indices %dy, %idx {kernel_size = array<i64: 3, 3>,
@@ -160,7 +163,8 @@ def Fluid_MaxPool2DGradIndicesOp : Fluid_GradOp<"max_pool2d_grad_indices"> {
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
     DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
-    UnitAttr:$ceil_mode);
+    UnitAttr:$ceil_mode,
+    UnitAttr:$channels_last);
   let results = (outs Fluid_FloatTensor:$grad_input);
   let assemblyFormat = [{
     $grad_output `,` $indices attr-dict `:` type($grad_output) `,`

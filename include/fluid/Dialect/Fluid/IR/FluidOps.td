@@ -322,24 +322,36 @@ class Fluid_Pool2DOp<string mnemonic, string what, dag extraArgs>
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
-def Fluid_MaxPool2DOp : Fluid_Pool2DOp<"max_pool2d", "Max",
-    (ins DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation)> {
+// Max pooling has a channels-last form: with `channels_last`, input and
+// output are [N, H, W, C] (the windows and picks are the same).
+defvar Fluid_MaxPoolArgs = (ins
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+    UnitAttr:$channels_last);
+
+def Fluid_MaxPool2DOp : Fluid_Pool2DOp<"max_pool2d", "Max", Fluid_MaxPoolArgs> {
+  let summary = "Max pooling over NCHW (or, with channels_last, NHWC) windows";
   let description = [{
     `padding` is [top, left, bottom, right]; padded cells never win. The
     output size follows PyTorch: OH = (H + top + bottom - dilation_h *
     (KH - 1) - 1) / stride_h + 1, rounded down, or up with `ceil_mode`, in
     which case a window that would start in the bottom padding is dropped.
+    With `channels_last`, input and output are [N, H, W, C] instead of
+    [N, C, H, W]: the same windows and maxima, channels innermost
+    (--fluid-layout=layout=nhwc introduces it).
 
     ```mlir
     %y = fluid.max_pool2d %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>,
         padding = array<i64: 1, 1, 1, 1>} : tensor<8x64x112x112xf32> -> tensor<8x64x56x56xf32>
+    %z = fluid.max_pool2d %t {channels_last, kernel_size = array<i64: 3, 3>,
+        strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+        : tensor<8x112x112x64xf32> -> tensor<8x56x56x64xf32>
     ```
   }];
 }
 
 def Fluid_MaxPool2DWithIndicesOp : Fluid_Pool2DOp<"max_pool2d_with_indices",
-    "Max", (ins DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation)> {
-  let summary = "Max pooling over NCHW windows that also returns each window's pick";
+    "Max", Fluid_MaxPoolArgs> {
+  let summary = "Max pooling that also returns each window's pick";
   let description = [{
     `output` is exactly `fluid.max_pool2d`'s; `indices`, of the output's
     shape, holds for each window the offset of its pick inside the window,
@@ -349,6 +361,8 @@ def Fluid_MaxPool2DWithIndicesOp : Fluid_Pool2DOp<"max_pool2d_with_indices",
     of -inf only picks its first tap inside the input. The indices are ui8,
     so the kernel has at most 256 cells. `fluid.max_pool2d_grad_indices`
     takes them instead of the input; --fluid-pool-indices introduces both.
+    With `channels_last`, input, output and indices are [N, H, W, C]
+    instead of [N, C, H, W]; the indices keep their meaning.
 
     ```mlir
     %y, %idx = fluid.max_pool2d_with_indices %x {kernel_size = array<i64: 3, 3>,

@@ -108,6 +108,7 @@ fluid_max_pool2d_params maxPoolParams(MaxPoolLikeOp op) {
   detail::copyArray(p.padding, op.getPadding());
   detail::copyArray(p.dilation, op.getDilation());
   p.ceil_mode = op.getCeilMode();
+  p.channels_last = op.getChannelsLast();
   return p;
 }
 
