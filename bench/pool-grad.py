@@ -24,16 +24,21 @@ queues the call (so that host time does not show), median (min-max) of
   fluid_cuda_max_pool2d_grad_indices: at least 539 MB moved (read
   grad_output and the picks, write grad_input), the pair that
   --fluid-pool-indices puts in a training step instead;
+- the same four channels-last (channels_last = 1: input [128, 112, 112,
+  64], output and picks [128, 56, 56, 64]; what --layout nhwc runs), with
+  the same least bytes moved;
 - if PyTorch is importable by TORCH_PYTHON (default
   /opt/torch/.venv/bin/python, in a separate process),
   torch.nn.functional.max_pool2d without autograd, the backward op
   max_pool2d_with_indices_backward alone (it reads grad_output and the
   int64 indices and writes grad_input: 719 MB) and forward + backward
-  through autograd (the forward also writes the indices).
+  through autograd (the forward also writes the indices), in NCHW and in
+  torch.channels_last.
 Prints a Markdown table: bytes moved at least, time, GB/s and the
 fraction of the copy bandwidth, and checks that grad_input sums to what
-grad_output does and that the gradient from the picks is bitwise the one
-from the input.
+grad_output does, that the gradient from the picks is bitwise the one
+from the input, and that the channels-last outputs, picks and gradients
+are bitwise the NCHW ones transposed.
 """
 
 import ctypes
@@ -57,6 +62,8 @@ TENSOR = fluidcuda.TENSOR
 MEMCPY_DEVICE_TO_DEVICE = 3
 SHAPE = (128, 64, 112, 112)
 OUT_SHAPE = (128, 64, 56, 56)
+NHWC_SHAPE = (128, 112, 112, 64)
+NHWC_OUT_SHAPE = (128, 56, 56, 64)
 RUNS, WARMUP = 30, 5
 SPACER_BYTES = 1 << 30
 TORCH_PYTHON = os.environ.get("TORCH_PYTHON", "/opt/torch/.venv/bin/python")
@@ -65,7 +72,7 @@ TORCH_PYTHON = os.environ.get("TORCH_PYTHON", "/opt/torch/.venv/bin/python")
 class MaxPool2dParams(ctypes.Structure):
     _fields_ = [("kernel", I64 * 2), ("strides", I64 * 2),
                 ("padding", I64 * 4), ("dilation", I64 * 2),
-                ("ceil_mode", I32)]
+                ("ceil_mode", I32), ("channels_last", I32)]
 
 
 def nbytes(shape, itemsize=4):
@@ -134,17 +141,24 @@ def timed(fn, runs=%(runs)d, warmup=%(warmup)d):
         stop.synchronize()
         times.append(start.elapsed_time(stop))
     return [statistics.median(times), min(times), max(times)]
-with torch.no_grad():
-    forward = timed(lambda: F.max_pool2d(x, 3, 2, 1))
-    _, indices = F.max_pool2d(x, 3, 2, 1, return_indices=True)
-    backward = timed(lambda: torch.ops.aten.max_pool2d_with_indices_backward(
-        g, x, [3, 3], [2, 2], [1, 1], [1, 1], False, indices))
-leaf = x.detach().requires_grad_()
-def both():
-    leaf.grad = None
-    F.max_pool2d(leaf, 3, 2, 1).backward(g)
-print(json.dumps({"version": torch.__version__, "forward": forward,
-                  "backward": backward, "both": timed(both)}))
+def measure(x, g):
+    with torch.no_grad():
+        forward = timed(lambda: F.max_pool2d(x, 3, 2, 1))
+        _, indices = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+        backward = timed(
+            lambda: torch.ops.aten.max_pool2d_with_indices_backward(
+                g, x, [3, 3], [2, 2], [1, 1], [1, 1], False, indices))
+    leaf = x.detach().requires_grad_()
+    def both():
+        leaf.grad = None
+        F.max_pool2d(leaf, 3, 2, 1).backward(g)
+    return forward, backward, timed(both)
+last = torch.channels_last
+nchw = measure(x, g)
+nhwc = measure(x.contiguous(memory_format=last),
+               g.contiguous(memory_format=last))
+print(json.dumps({"version": torch.__version__, "nchw": nchw,
+                  "nhwc": nhwc}))
 """
 
 
@@ -168,14 +182,19 @@ def torch_rows():
     forward_bytes = nbytes(SHAPE) + nbytes(OUT_SHAPE)
     backward_bytes = nbytes(OUT_SHAPE) + indices + nbytes(SHAPE)
     version = data["version"]
-    return [
-        (f"PyTorch {version} max_pool2d, no autograd", forward_bytes,
-         tuple(data["forward"])),
-        (f"PyTorch {version} max_pool2d_with_indices_backward",
-         backward_bytes, tuple(data["backward"])),
-        (f"PyTorch {version} max_pool2d forward + backward (autograd)",
-         forward_bytes + indices + backward_bytes, tuple(data["both"])),
-    ], None
+    rows = []
+    for layout, label in [("nchw", ""), ("nhwc", " channels_last")]:
+        forward, backward, both = data[layout]
+        rows += [
+            (f"PyTorch {version}{label} max_pool2d, no autograd",
+             forward_bytes, tuple(forward)),
+            (f"PyTorch {version}{label} max_pool2d_with_indices_backward",
+             backward_bytes, tuple(backward)),
+            (f"PyTorch {version}{label} max_pool2d forward + backward "
+             "(autograd)", forward_bytes + indices + backward_bytes,
+             tuple(both)),
+        ]
+    return rows, None
 
 
 def main():
@@ -194,21 +213,53 @@ def main():
         getattr(lib, name).argtypes = [VOID_P, TENSOR, TENSOR, TENSOR,
                                        ctypes.POINTER(MaxPool2dParams)]
     params = MaxPool2dParams((I64 * 2)(3, 3), (I64 * 2)(2, 2),
-                             (I64 * 4)(1, 1, 1, 1), (I64 * 2)(1, 1), 0)
+                             (I64 * 4)(1, 1, 1, 1), (I64 * 2)(1, 1), 0, 0)
+    nhwc_params = MaxPool2dParams((I64 * 2)(3, 3), (I64 * 2)(2, 2),
+                                  (I64 * 4)(1, 1, 1, 1), (I64 * 2)(1, 1), 0,
+                                  1)
     rng = np.random.default_rng(0)
+    host_x = rng.standard_normal(SHAPE, np.float32)
+    host_g = rng.standard_normal(OUT_SHAPE, np.float32)
 
     with fluidcuda.Context(lib) as ctx:
         cuda = group.Cuda(group.load_cudart(), ctx.stream())
         timer = Timer(ctx, cuda)
         copy_bytes, copy_time = copy_bandwidth(ctx, cuda, timer)
         copy_rate = copy_bytes / (copy_time[0] * 1e-3)
-        x = ctx.upload(rng.standard_normal(SHAPE, np.float32))
-        g = ctx.upload(rng.standard_normal(OUT_SHAPE, np.float32))
+        x = ctx.upload(host_x)
+        g = ctx.upload(host_g)
         y = fluidcuda.DeviceTensor(ctx, OUT_SHAPE, np.float32)
         gx = fluidcuda.DeviceTensor(ctx, SHAPE, np.float32)
         picks = fluidcuda.DeviceTensor(ctx, OUT_SHAPE, np.uint8)
         gx_picks = fluidcuda.DeviceTensor(ctx, SHAPE, np.float32)
         handle, p = ctx.handle, ctypes.byref(params)
+        # Channels last: the same values transposed.
+        nx = ctx.upload(np.ascontiguousarray(host_x.transpose(0, 2, 3, 1)))
+        ng = ctx.upload(np.ascontiguousarray(host_g.transpose(0, 2, 3, 1)))
+        ny = fluidcuda.DeviceTensor(ctx, NHWC_OUT_SHAPE, np.float32)
+        ngx = fluidcuda.DeviceTensor(ctx, NHWC_SHAPE, np.float32)
+        npicks = fluidcuda.DeviceTensor(ctx, NHWC_OUT_SHAPE, np.uint8)
+        ngx_picks = fluidcuda.DeviceTensor(ctx, NHWC_SHAPE, np.float32)
+        pn = ctypes.byref(nhwc_params)
+
+        def nhwc_forward():
+            ctx.check(lib.fluid_cuda_max_pool2d(
+                handle, ctypes.byref(nx.desc), ctypes.byref(ny.desc), pn))
+
+        def nhwc_backward():
+            ctx.check(lib.fluid_cuda_max_pool2d_grad(
+                handle, ctypes.byref(ng.desc), ctypes.byref(nx.desc),
+                ctypes.byref(ngx.desc), pn))
+
+        def nhwc_forward_indices():
+            ctx.check(lib.fluid_cuda_max_pool2d_with_indices(
+                handle, ctypes.byref(nx.desc), ctypes.byref(ny.desc),
+                ctypes.byref(npicks.desc), pn))
+
+        def nhwc_backward_indices():
+            ctx.check(lib.fluid_cuda_max_pool2d_grad_indices(
+                handle, ctypes.byref(ng.desc), ctypes.byref(npicks.desc),
+                ctypes.byref(ngx_picks.desc), pn))
 
         def forward():
             ctx.check(lib.fluid_cuda_max_pool2d(
@@ -238,6 +289,9 @@ def main():
         backward_time = timer.measure(backward)
         forward_indices_time = timer.measure(forward_indices)
         backward_indices_time = timer.measure(backward_indices)
+        nhwc_times = [timer.measure(work) for work in (
+            nhwc_forward, nhwc_backward, nhwc_forward_indices,
+            nhwc_backward_indices)]
         ctx.synchronize()
         # Each window sends its gradient to one cell.
         from_input = gx.download()
@@ -245,7 +299,16 @@ def main():
         grad_sum = float(from_input.sum(dtype=np.float64))
         out_sum = float(g.download().sum(dtype=np.float64))
         same = from_input.tobytes() == from_picks.tobytes()
-        for t in (x, g, y, gx, picks, gx_picks):
+
+        def nchw(t):
+            return np.ascontiguousarray(t.download().transpose(0, 3, 1, 2))
+        # y and picks were last written by max_pool2d_with_indices, as were
+        # ny and npicks.
+        nhwc_same = all(a.tobytes() == b.tobytes() for a, b in [
+            (nchw(ny), y.download()), (nchw(npicks), picks.download()),
+            (nchw(ngx), from_input), (nchw(ngx_picks), from_input)])
+        for t in (x, g, y, gx, picks, gx_picks, nx, ng, ny, ngx, npicks,
+                  ngx_picks):
             t.free()
     rows = [("device-to-device copy of 1 GiB", copy_bytes, copy_time),
             ("fluid max_pool2d", forward_bytes, forward_time),
@@ -264,6 +327,21 @@ def main():
              "of medians)", forward_indices_bytes + backward_indices_bytes,
              tuple(a + b for a, b in zip(forward_indices_time,
                                          backward_indices_time)))]
+    (nhwc_forward_time, nhwc_backward_time, nhwc_forward_indices_time,
+     nhwc_backward_indices_time) = nhwc_times
+    rows += [("fluid max_pool2d channels-last", forward_bytes,
+              nhwc_forward_time),
+             ("fluid max_pool2d_grad channels-last (whole call)",
+              backward_bytes, nhwc_backward_time),
+             ("fluid max_pool2d_with_indices channels-last",
+              forward_indices_bytes, nhwc_forward_indices_time),
+             ("fluid max_pool2d_grad_indices channels-last",
+              backward_indices_bytes, nhwc_backward_indices_time),
+             ("fluid max_pool2d_with_indices + max_pool2d_grad_indices "
+              "channels-last (sum of medians)",
+              forward_indices_bytes + backward_indices_bytes,
+              tuple(a + b for a, b in zip(nhwc_forward_indices_time,
+                                          nhwc_backward_indices_time)))]
     extra, why_not = torch_rows()
     rows += extra
 
@@ -287,12 +365,20 @@ def main():
     target = backward_indices_bytes / (0.7 * copy_rate)
     print(f"70% of the copy bandwidth on max_pool2d_grad_indices: "
           f"{target * 1e3:.4f} ms or less; measured "
-          f"{backward_indices_time[0]:.4f} ms.")
+          f"{backward_indices_time[0]:.4f} ms, channels-last "
+          f"{nhwc_backward_indices_time[0]:.4f} ms.")
+    target = forward_indices_bytes / (0.7 * copy_rate)
+    print(f"70% of the copy bandwidth on max_pool2d_with_indices: "
+          f"{target * 1e3:.4f} ms or less; measured "
+          f"{forward_indices_time[0]:.4f} ms, channels-last "
+          f"{nhwc_forward_indices_time[0]:.4f} ms.")
     print(f"Check: sum(grad_input) - sum(grad_output) = "
           f"{grad_sum - out_sum:.3e} (sum(grad_output) = {out_sum:.3e}); "
           f"grad_input from the picks "
           f"{'bitwise equal to' if same else 'DIFFERS from'} the one from "
-          f"the input.")
+          f"the input; channels-last outputs, picks and gradients "
+          f"{'bitwise equal to' if nhwc_same else 'DIFFER from'} the NCHW "
+          f"ones transposed.")
 
 
 if __name__ == "__main__":

@@ -18,9 +18,21 @@
 // - An op joins the group of an operand's producer, or the group of an
 //   earlier op that reads the same operand (siblings: one kernel reads it
 //   once), as long as the rules hold.
-// - No op is ever duplicated: an op joins at most one group, and a value
-//   that ops outside its group read becomes one more result of the region
-//   (multi-output regions). Nothing is recomputed for several consumers.
+// - An op joins at most one group, and a value that ops outside its group
+//   read becomes one more result of the region (multi-output regions).
+//   Nothing expensive is recomputed for several consumers. The one
+//   exception is cheaper to recompute than to store: an elementwise op
+//   that reads 16-bit values through widening casts (relu_grad of a 16-bit
+//   gradient and a 16-bit activation, in the backward pass of a batch
+//   norm) and whose wider result would cost more to write and read again
+//   than its 16-bit inputs cost to read again, and which only other
+//   groups read: each such group gets a copy of it and of its widening
+//   casts (duplicateWideningOps), when only fusible ops, views and small
+//   ops lie between the two (so no buffer lives longer across a library
+//   call). The
+//   batch-norm backward's dx kernel then recomputes relu_grad from the
+//   16-bit values instead of reading an f32 copy that its sums kernel
+//   wrote. In f32 programs nothing changes.
 // - A group runs where its last op ran. An op joins its producers' group
 //   only if no op outside the group reads the group's values before it;
 //   this keeps every use after its definition and rules out any cycle
@@ -74,9 +86,12 @@ public:
 
   /// Forms the groups, in program order.
   void group();
+  /// Gives the later groups that read a cheap widening op's value copies
+  /// of it and of its widening casts (see the cost model above).
+  void duplicateWideningOps();
   /// Replaces every group of two or more ops by one fluid.fusion.
   void materialize();
-  int64_t regions = 0, fusedOps = 0;
+  int64_t regions = 0, fusedOps = 0, duplicatedOps = 0;
 
 private:
   using Members = SmallVector<Operation *>;
@@ -163,6 +178,140 @@ bool FunctionFuser::canMerge(const Members &a, const Members &b,
   SetVector<Value> inputs, outputs;
   boundary(all, inside, inputs, outputs);
   return inputs.size() + outputs.size() <= maxBuffers;
+}
+
+/// The bytes of a tensor value.
+static int64_t bytesOf(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getNumElements() *
+         static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+/// The widening cast (a region view) that produces `value`, if any.
+static CastOp wideningCastOf(Value value) {
+  auto cast = value.getDefiningOp<CastOp>();
+  return cast && isFusibleView(cast) ? cast : CastOp();
+}
+
+/// Whether `op` may lie between a widening op and a later group's copy of
+/// it without keeping a buffer alive across real work: a fusible op (the
+/// per-channel arithmetic between a batch norm's sums and its dx), a view,
+/// a constant, or an op without results.
+static bool isLightweight(Operation *op) {
+  return isFusible(op) || isFusibleView(op) || isa<ConstantOp>(op) ||
+         op->getNumResults() == 0;
+}
+
+/// The source a region reads for `value`: a widening cast's 16-bit input.
+static Value storedSource(Value value) {
+  CastOp widening = wideningCastOf(value);
+  return widening ? widening.getInput() : value;
+}
+
+void FunctionFuser::duplicateWideningOps() {
+  for (int64_t g = 0, e = static_cast<int64_t>(groups.size()); g < e; ++g) {
+    DenseSet<Operation *> inside(groups[g].begin(), groups[g].end());
+    for (Operation *op : SmallVector<Operation *>(groups[g])) {
+      if (!isFusibleElementwise(op) || op->getNumResults() != 1)
+        continue;
+      Value result = op->getResult(0);
+      // Every user outside the group must be in another group: a library
+      // call reading the value needs it stored anyway.
+      SmallVector<int64_t> others;
+      bool stored = false;
+      for (Operation *user : result.getUsers()) {
+        auto found = groupOf.find(user);
+        if (found == groupOf.end()) {
+          stored = true;
+          break;
+        }
+        if (found->second != g && !llvm::is_contained(others, found->second))
+          others.push_back(found->second);
+      }
+      if (stored || others.empty())
+        continue;
+      // The ops of the group that compute it (no sum among them), and what
+      // they read from outside it.
+      SetVector<Operation *> cone;
+      SetVector<Value> leaves;
+      SmallVector<Operation *> work = {op};
+      bool elementwise = true;
+      while (!work.empty() && elementwise) {
+        Operation *at = work.pop_back_val();
+        if (!cone.insert(at))
+          continue;
+        for (Value operand : at->getOperands()) {
+          Operation *producer = operand.getDefiningOp();
+          if (producer && inside.contains(producer)) {
+            elementwise = elementwise && isFusibleElementwise(producer);
+            work.push_back(producer);
+          } else {
+            leaves.insert(operand);
+          }
+        }
+      }
+      if (!elementwise)
+        continue;
+      // Recomputing must read fewer bytes (full-size inputs, 16-bit ones
+      // at their stored size) than storing the value and reading it back.
+      int64_t elements =
+          cast<RankedTensorType>(result.getType()).getNumElements();
+      int64_t again = 0;
+      bool widens = false;
+      for (Value leaf : leaves) {
+        widens = widens || static_cast<bool>(wideningCastOf(leaf));
+        if (cast<RankedTensorType>(leaf.getType()).getNumElements() == elements)
+          again += bytesOf(storedSource(leaf));
+      }
+      if (!widens || again >= 2 * bytesOf(result))
+        continue;
+      SmallVector<Operation *> ordered = cone.takeVector();
+      llvm::sort(ordered, [](Operation *x, Operation *y) {
+        return x->isBeforeInBlock(y);
+      });
+      for (int64_t h : others) {
+        // Its first member reading the value; only fusible ops, views and
+        // small ops may lie between, so no buffer outlives a library call.
+        Operation *first = nullptr;
+        for (Operation *member : groups[h])
+          if (llvm::is_contained(member->getOperands(), result)) {
+            first = member;
+            break;
+          }
+        bool near = true;
+        for (Operation *between = op->getNextNode(); between != first;
+             between = between->getNextNode())
+          near = near && isLightweight(between);
+        if (!near)
+          continue;
+        // The kernel's parameters: its inputs and results, and the new
+        // inputs.
+        DenseSet<Operation *> theirs(groups[h].begin(), groups[h].end());
+        SetVector<Value> inputs, outputs;
+        boundary(groups[h], theirs, inputs, outputs);
+        size_t added = 0;
+        for (Value leaf : leaves)
+          added += !inputs.contains(leaf);
+        if (inputs.size() + outputs.size() + added > maxBuffers)
+          continue;
+        OpBuilder builder(first);
+        IRMapping mapping;
+        SmallVector<Operation *> copies;
+        for (Operation *member : ordered)
+          copies.push_back(builder.clone(*member, mapping));
+        Value copy = mapping.lookup(result);
+        for (Operation *member : groups[h])
+          member->replaceUsesOfWith(result, copy);
+        for (Operation *c : copies)
+          groupOf[c] = h;
+        groups[h].append(copies.begin(), copies.end());
+        llvm::sort(groups[h], [](Operation *x, Operation *y) {
+          return x->isBeforeInBlock(y);
+        });
+        duplicatedOps += static_cast<int64_t>(copies.size());
+      }
+    }
+  }
 }
 
 void FunctionFuser::group() {
@@ -285,9 +434,11 @@ struct FluidFuseElementwisePass
         continue;
       FunctionFuser fuser(func.getBody().front(), maxBuffers);
       fuser.group();
+      fuser.duplicateWideningOps();
       fuser.materialize();
       numRegions += fuser.regions;
       numFusedOps += fuser.fusedOps;
+      numDuplicatedOps += fuser.duplicatedOps;
     }
   }
 };

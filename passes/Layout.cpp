@@ -8,10 +8,11 @@
 // that is not converted. One walk over each function in program order
 // (forward and backward pass alike) keeps, for every NCHW value that has
 // one, its NHWC twin; an op is rebuilt on the twins when it is a
-// convolution, or when it is layout-agnostic and one of its 4-D operands
-// has a twin. Last, each replaced op's remaining users read its twin
-// through a transpose back, and the canonicalizer folds the transposes
-// (inverse pairs cancel, per-channel ones become reshapes).
+// convolution, or when it is layout-agnostic or a max pool (or a max
+// pool's gradient) and one of its 4-D operands has a twin. Last, each
+// replaced op's remaining users read its twin through a transpose back,
+// and the canonicalizer folds the transposes (inverse pairs cancel,
+// per-channel ones become reshapes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <type_traits>
 
 namespace mlir::fluid {
 #define GEN_PASS_DEF_FLUIDLAYOUT
@@ -142,7 +145,7 @@ private:
   }
 
   /// `op` rebuilt before itself on `operandOf` of each operand, its 4-D
-  /// result in NHWC and recorded as the twin of `op`'s.
+  /// results in NHWC and recorded as the twins of `op`'s.
   Operation *cloneOnTwins(OpBuilder &b, Operation *op,
                           function_ref<Value(Value)> operandOf) {
     IRMapping mapping;
@@ -150,10 +153,29 @@ private:
       mapping.map(operand, operandOf(operand));
     b.setInsertionPoint(op);
     Operation *twin = b.clone(*op, mapping);
-    Value result = twin->getResult(0);
-    result.setType(nhwcType(cast<RankedTensorType>(result.getType())));
-    twins[op->getResult(0)] = result;
+    for (auto [result, twinResult] :
+         llvm::zip_equal(op->getResults(), twin->getResults())) {
+      twinResult.setType(nhwcType(cast<RankedTensorType>(result.getType())));
+      twins[result] = twinResult;
+    }
     return twin;
+  }
+
+  /// A max pool or its gradient rebuilt channels-last on the twins of its
+  /// operands (all 4-D), when the layout around it is NHWC already: the
+  /// input (forward) or one of its operands (gradient) has a twin. A
+  /// gradient from indices needs the indices' twin, that is its forward
+  /// pool converted (u8 indices are not transposed).
+  template <typename PoolOp> bool convertMaxPool(OpBuilder &b, PoolOp pool) {
+    if (pool.getChannelsLast() || !hasTwinOperand(pool))
+      return false;
+    if constexpr (std::is_same_v<PoolOp, MaxPool2DGradIndicesOp>)
+      if (!twins.contains(pool.getIndices()))
+        return false;
+    auto twin =
+        cast<PoolOp>(cloneOnTwins(b, pool, [&](Value v) { return twinOf(v); }));
+    twin.setChannelsLast(true);
+    return true;
   }
 
   /// A 4-D NCHW axis, normalized, at its NHWC position.
@@ -174,6 +196,9 @@ private:
           twin.setChannelsLast(true);
           return true;
         })
+        .Case<MaxPool2DOp, MaxPool2DWithIndicesOp, MaxPool2DGradOp,
+              MaxPool2DGradIndicesOp>(
+            [&](auto pool) { return convertMaxPool(b, pool); })
         .Case([&](BroadcastToOp broadcast) {
           // Always: its twin is a broadcast of the (small) input's, and
           // what it feeds (batch norm's per-channel factors in the

@@ -607,7 +607,8 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
                        "{" + intArray(p.kernel) + ", " + intArray(p.strides) +
                            ", " + intArray(p.padding) + ", " +
                            intArray(p.dilation) + ", " +
-                           std::to_string(p.ceil_mode) + "}");
+                           std::to_string(p.ceil_mode) + ", " +
+                           std::to_string(p.channels_last) + "}");
   };
   auto avgPool = [&](fluid_avg_pool2d_params p) {
     return paramStruct("fluid_avg_pool2d_params", "AvgPool2d",

@@ -11,43 +11,50 @@ using namespace fluid::rt::cpu;
 
 namespace {
 
+/// Calls `visit(plane, o, window)` for every output, slice by slice
+/// (Pool2dGeometry): `plane` is the PlaneView of the input plane the
+/// output's window reads, `o` the output's offset in the output tensor.
+template <typename T, typename Fn>
+void forEachOutput(const T *input, const Pool2dGeometry &g, Fn &&visit) {
+  for (int64_t s = 0; s < g.slices(); ++s) {
+    const T *inSlice = input + s * g.inSliceSize();
+    const int64_t outSlice = s * g.outSliceSize();
+    g.forEachSliceWindow(
+        [&](PlaneOffsets in, PlaneOffsets out, const PoolWindow &w) {
+          visit(in.view(inSlice), outSlice + out[w.outputCell()], w);
+        });
+  }
+}
+
 template <typename T>
 void maxPool2d(const T *input, T *output, const Pool2dGeometry &g) {
-  const int64_t inPlaneSize = g.rows.extent * g.cols.extent;
-  for (int64_t p = 0; p < g.planes; ++p) {
-    const T *inPlane = input + p * inPlaneSize;
-    g.forEachWindow(
-        [&](const PoolWindow &w) { *output++ = inPlane[w.maxCell(inPlane)]; });
-  }
+  forEachOutput(input, g,
+                [&](PlaneView<const T> plane, int64_t o, const PoolWindow &w) {
+                  output[o] = plane[w.maxCell(plane)];
+                });
 }
 
 template <typename T>
 void maxPool2dWithIndices(const T *input, T *output, uint8_t *indices,
                           const Pool2dGeometry &g) {
-  const int64_t inPlaneSize = g.rows.extent * g.cols.extent;
-  for (int64_t p = 0; p < g.planes; ++p) {
-    const T *inPlane = input + p * inPlaneSize;
-    g.forEachWindow([&](const PoolWindow &w) {
-      int64_t ky, kx;
-      w.maxTap(inPlane, ky, kx);
-      *output++ = inPlane[w.cellOfTap(ky, kx)];
-      *indices++ = uint8_t(ky * g.cols.kernel + kx);
-    });
-  }
+  forEachOutput(input, g,
+                [&](PlaneView<const T> plane, int64_t o, const PoolWindow &w) {
+                  int64_t ky, kx;
+                  w.maxTap(plane, ky, kx);
+                  output[o] = plane[w.cellOfTap(ky, kx)];
+                  indices[o] = uint8_t(ky * g.cols.kernel + kx);
+                });
 }
 
 template <typename T>
 void avgPool2d(const T *input, T *output, const Pool2dGeometry &g,
                bool countIncludePad) {
-  const int64_t inPlaneSize = g.rows.extent * g.cols.extent;
-  for (int64_t p = 0; p < g.planes; ++p) {
-    const T *inPlane = input + p * inPlaneSize;
-    g.forEachWindow([&](const PoolWindow &w) {
-      double sum = 0;
-      w.forEachCell([&](int64_t cell) { sum += inPlane[cell]; });
-      *output++ = T(sum / w.averageDivisor(countIncludePad));
-    });
-  }
+  forEachOutput(input, g,
+                [&](PlaneView<const T> plane, int64_t o, const PoolWindow &w) {
+                  double sum = 0;
+                  w.forEachCell([&](int64_t cell) { sum += plane[cell]; });
+                  output[o] = T(sum / w.averageDivisor(countIncludePad));
+                });
 }
 
 template <typename T>
@@ -73,9 +80,7 @@ fluid_cpu_max_pool2d(const fluid_tensor *inputDesc, fluid_tensor *outputDesc,
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor output = checkTensor(outputDesc, "output");
     requireParams(params);
-    Pool2dGeometry g = makePool2dGeometry(
-        input, output, params->kernel, params->strides, params->padding,
-        params->dilation, params->ceil_mode != 0);
+    Pool2dGeometry g = makeMaxPool2dGeometry(input, output, *params);
     g.requireWindowsTouchInput();
     dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
@@ -96,9 +101,7 @@ extern "C" fluid_status fluid_cpu_max_pool2d_with_indices(
     CheckedTensor output = checkTensor(outputDesc, "output");
     CheckedTensor indices = checkTensor(indicesDesc, "indices");
     requireParams(params);
-    Pool2dGeometry g = makePool2dGeometry(
-        input, output, params->kernel, params->strides, params->padding,
-        params->dilation, params->ceil_mode != 0);
+    Pool2dGeometry g = makeMaxPool2dGeometry(input, output, *params);
     requirePoolIndices(indices, output, params->kernel);
     g.requireWindowsTouchInput();
     dispatchFloat(input.dtype(), [&](auto zero) {

@@ -1,10 +1,12 @@
 //===- PoolGrad.cpp - Gradients of max and average pooling on the cpu -----===//
 //
 // Windows are walked as in Pool.cpp (only the taps inside the input), and
-// each output's gradient is added into a plane of double accumulators:
-// into the one cell max pooling picked, or spread over the window's cells
-// with the forward's divisor for average pooling. Overlapping windows add
-// up; cells no window reads keep a zero gradient.
+// each output's gradient is added into double accumulators of a slice of
+// the input (a plane in NCHW, an image in NHWC): into the one cell max
+// pooling picked, or spread over the window's cells with the forward's
+// divisor for average pooling. Overlapping windows add up, in row-major
+// window order in both layouts; cells no window reads keep a zero
+// gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,31 +24,34 @@ using namespace fluid::rt::cpu;
 
 namespace {
 
-/// Adds grad_output into the accumulators of one input plane at a time and
-/// stores them: `scatter(plane, gradPlane, sums)` does one plane.
+/// Adds grad_output into the accumulators of one input slice at a time
+/// (Pool2dGeometry: a plane in NCHW, an image in NHWC) and stores them:
+/// `send(in, o, window, sums)` adds what output `o` (its offset in
+/// grad_output) sends into `sums`, its plane of the slice's accumulators;
+/// `in` locates that plane in the input tensor.
 template <typename T, typename Fn>
-void scatterPlanes(const T *gradOutput, T *gradInput, const Pool2dGeometry &g,
-                   Fn &&scatter) {
-  const int64_t inPlaneSize = g.rows.extent * g.cols.extent;
-  const int64_t outPlaneSize = g.rows.outSize * g.cols.outSize;
-  std::vector<double> sums(inPlaneSize);
-  for (int64_t p = 0; p < g.planes; ++p) {
+void scatterSlices(T *gradInput, const Pool2dGeometry &g, Fn &&send) {
+  std::vector<double> sums(g.inSliceSize());
+  for (int64_t s = 0; s < g.slices(); ++s) {
     std::fill(sums.begin(), sums.end(), 0.0);
-    scatter(p, gradOutput + p * outPlaneSize, sums.data());
-    std::copy(sums.begin(), sums.end(), gradInput + p * inPlaneSize);
+    const int64_t inSlice = s * g.inSliceSize();
+    const int64_t outSlice = s * g.outSliceSize();
+    g.forEachSliceWindow(
+        [&](PlaneOffsets in, PlaneOffsets out, const PoolWindow &w) {
+          send(PlaneOffsets{inSlice + in.first, in.stride},
+               outSlice + out[w.outputCell()], w, in.view(sums.data()));
+        });
+    std::copy(sums.begin(), sums.end(), gradInput + inSlice);
   }
 }
 
 template <typename T>
 void maxPool2dGrad(const T *gradOutput, const T *input, T *gradInput,
                    const Pool2dGeometry &g) {
-  const int64_t inPlaneSize = g.rows.extent * g.cols.extent;
-  scatterPlanes(gradOutput, gradInput, g,
-                [&](int64_t p, const T *grad, double *sums) {
-                  const T *inPlane = input + p * inPlaneSize;
-                  g.forEachWindow([&](const PoolWindow &w) {
-                    sums[w.maxCell(inPlane)] += grad[w.outputCell()];
-                  });
+  scatterSlices(gradInput, g,
+                [&](PlaneOffsets in, int64_t o, const PoolWindow &w,
+                    PlaneView<double> sums) {
+                  sums[w.maxCell(in.view(input))] += gradOutput[o];
                 });
 }
 
@@ -56,30 +61,26 @@ void maxPool2dGrad(const T *gradOutput, const T *input, T *gradInput,
 template <typename T>
 void maxPool2dGradIndices(const T *gradOutput, const uint8_t *indices,
                           T *gradInput, const Pool2dGeometry &g) {
-  const int64_t outPlaneSize = g.rows.outSize * g.cols.outSize;
   const int64_t kernelW = g.cols.kernel;
-  scatterPlanes(gradOutput, gradInput, g,
-                [&](int64_t p, const T *grad, double *sums) {
-                  const uint8_t *planeIndices = indices + p * outPlaneSize;
-                  g.forEachWindow([&](const PoolWindow &w) {
-                    const int64_t index = planeIndices[w.outputCell()];
-                    const int64_t ky = index / kernelW, kx = index % kernelW;
-                    if (w.readsInput(ky, kx))
-                      sums[w.cellOfTap(ky, kx)] += grad[w.outputCell()];
-                  });
+  scatterSlices(gradInput, g,
+                [&](PlaneOffsets, int64_t o, const PoolWindow &w,
+                    PlaneView<double> sums) {
+                  const int64_t index = indices[o];
+                  const int64_t ky = index / kernelW, kx = index % kernelW;
+                  if (w.readsInput(ky, kx))
+                    sums[w.cellOfTap(ky, kx)] += gradOutput[o];
                 });
 }
 
 template <typename T>
 void avgPool2dGrad(const T *gradOutput, T *gradInput, const Pool2dGeometry &g,
                    bool countIncludePad) {
-  scatterPlanes(gradOutput, gradInput, g,
-                [&](int64_t, const T *grad, double *sums) {
-                  g.forEachWindow([&](const PoolWindow &w) {
-                    const double share = grad[w.outputCell()] /
-                                         w.averageDivisor(countIncludePad);
-                    w.forEachCell([&](int64_t cell) { sums[cell] += share; });
-                  });
+  scatterSlices(gradInput, g,
+                [&](PlaneOffsets, int64_t o, const PoolWindow &w,
+                    PlaneView<double> sums) {
+                  const double share =
+                      gradOutput[o] / w.averageDivisor(countIncludePad);
+                  w.forEachCell([&](int64_t cell) { sums[cell] += share; });
                 });
 }
 
@@ -97,9 +98,7 @@ extern "C" fluid_status fluid_cpu_max_pool2d_grad(
     CheckedTensor input = checkTensor(inputDesc, "input");
     CheckedTensor gradInput = checkTensor(gradInputDesc, "grad_input");
     requireParams(params);
-    Pool2dGeometry g = makePool2dGeometry(
-        input, gradOutput, params->kernel, params->strides, params->padding,
-        params->dilation, params->ceil_mode != 0);
+    Pool2dGeometry g = makeMaxPool2dGeometry(input, gradOutput, *params);
     requireDtype(gradInput, input);
     requireShape(gradInput, input.shape);
     g.requireWindowsTouchInput();
@@ -124,9 +123,7 @@ extern "C" fluid_status fluid_cpu_max_pool2d_grad_indices(
     CheckedTensor indices = checkTensor(indicesDesc, "indices");
     CheckedTensor gradInput = checkTensor(gradInputDesc, "grad_input");
     requireParams(params);
-    Pool2dGeometry g = makePool2dGeometry(
-        gradInput, gradOutput, params->kernel, params->strides, params->padding,
-        params->dilation, params->ceil_mode != 0);
+    Pool2dGeometry g = makeMaxPool2dGeometry(gradInput, gradOutput, *params);
     requirePoolIndices(indices, gradOutput, params->kernel);
     g.requireWindowsTouchInput();
     dispatchFloat(gradInput.dtype(), [&](auto zero) {

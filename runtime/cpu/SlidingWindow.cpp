@@ -128,19 +128,42 @@ void Pool2dGeometry::requireWindowsTouchInput() const {
 Pool2dGeometry cpu::makePool2dGeometry(
     const CheckedTensor &inputShaped, const CheckedTensor &outputShaped,
     const int64_t kernel[2], const int64_t strides[2], const int64_t padding[4],
-    const int64_t dilation[2], bool ceilMode) {
+    const int64_t dilation[2], bool ceilMode, bool channelsLast) {
   requireFloat(inputShaped);
   requireDtype(outputShaped, inputShaped);
   requireRank(inputShaped, 4);
+  // Channels first: [N,C,H,W]; channels last: [N,H,W,C].
   const Shape &in = inputShaped.shape;
+  const int64_t channelDim = channelsLast ? 3 : 1;
+  const int64_t rowDim = channelsLast ? 1 : 2;
   Pool2dGeometry g;
-  g.planes = in[0] * in[1];
-  g.rows = makeWindowAxis("height", in[2], padding[0], padding[2], kernel[0],
-                          strides[0], dilation[0], ceilMode);
-  g.cols = makeWindowAxis("width", in[3], padding[1], padding[3], kernel[1],
-                          strides[1], dilation[1], ceilMode);
-  requireShape(outputShaped, {in[0], in[1], g.rows.outSize, g.cols.outSize});
+  g.channelsLast = channelsLast;
+  g.batch = in[0];
+  g.channels = in[channelDim];
+  g.planes = g.batch * g.channels;
+  g.rows = makeWindowAxis("height", in[rowDim], padding[0], padding[2],
+                          kernel[0], strides[0], dilation[0], ceilMode);
+  g.cols = makeWindowAxis("width", in[rowDim + 1], padding[1], padding[3],
+                          kernel[1], strides[1], dilation[1], ceilMode);
+  if (channelsLast)
+    requireShape(outputShaped,
+                 {g.batch, g.rows.outSize, g.cols.outSize, g.channels});
+  else
+    requireShape(outputShaped,
+                 {g.batch, g.channels, g.rows.outSize, g.cols.outSize});
   return g;
+}
+
+Pool2dGeometry
+cpu::makeMaxPool2dGeometry(const CheckedTensor &inputShaped,
+                           const CheckedTensor &outputShaped,
+                           const fluid_max_pool2d_params &params) {
+  if (params.channels_last != 0 && params.channels_last != 1)
+    fail("channels_last must be 0 (NCHW) or 1 (NHWC), got " +
+         std::to_string(params.channels_last));
+  return makePool2dGeometry(inputShaped, outputShaped, params.kernel,
+                            params.strides, params.padding, params.dilation,
+                            params.ceil_mode != 0, params.channels_last == 1);
 }
 
 void cpu::requirePoolIndices(const CheckedTensor &indices,
@@ -165,8 +188,9 @@ Pool2dGeometry cpu::makeAvgPool2dGeometry(const CheckedTensor &inputShaped,
                                           const int64_t padding[4],
                                           bool ceilMode, bool countIncludePad) {
   const int64_t noDilation[2] = {1, 1};
-  Pool2dGeometry g = makePool2dGeometry(inputShaped, outputShaped, kernel,
-                                        strides, padding, noDilation, ceilMode);
+  Pool2dGeometry g =
+      makePool2dGeometry(inputShaped, outputShaped, kernel, strides, padding,
+                         noDilation, ceilMode, /*channelsLast=*/false);
   if (!countIncludePad)
     g.requireWindowsTouchInput();
   return g;

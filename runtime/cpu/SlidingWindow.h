@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 namespace fluid::rt::cpu {
 
@@ -160,6 +161,27 @@ Conv2dGeometry makeConv2dGeometry(const CheckedTensor &input,
                                   const CheckedTensor &filter,
                                   const fluid_conv2d_params &params);
 
+/// One channel of a pooling operand as a plane of cells (row-major over
+/// its height and width): cell i is element i * stride, stride 1 in NCHW
+/// and the channel count in NHWC.
+template <typename T> struct PlaneView {
+  T *data;
+  int64_t stride;
+
+  T &operator[](int64_t cell) const { return data[cell * stride]; }
+};
+
+/// Where one channel plane lies in a slice of an operand (see
+/// Pool2dGeometry): cell i is element first + i * stride.
+struct PlaneOffsets {
+  int64_t first, stride;
+
+  int64_t operator[](int64_t cell) const { return first + cell * stride; }
+  template <typename T> PlaneView<T> view(T *slice) const {
+    return {slice + first, stride};
+  }
+};
+
 /// The window of one pooling output (oh, ow): its taps inside the input,
 /// rows [kyBegin, kyEnd) by columns [kxBegin, kxEnd).
 struct PoolWindow {
@@ -185,13 +207,14 @@ struct PoolWindow {
     return rows.inputIndex(oh, ky) * cols.extent + cols.inputIndex(ow, kx);
   }
 
-  /// The tap (ky, kx) of `plane` that max pooling picks, by PyTorch's cpu
-  /// rule: the first maximum in row-major window order (strict >), but
-  /// every NaN replaces the pick, so the last NaN wins; a window of -inf
-  /// only picks its first tap inside the input. The window must read at
-  /// least one cell.
-  template <typename T>
-  void maxTap(const T *plane, int64_t &bestKy, int64_t &bestKx) const {
+  /// The tap (ky, kx) of `plane` (a PlaneView) that max pooling picks, by
+  /// PyTorch's cpu rule: the first maximum in row-major window order
+  /// (strict >), but every NaN replaces the pick, so the last NaN wins; a
+  /// window of -inf only picks its first tap inside the input. The window
+  /// must read at least one cell.
+  template <typename Plane>
+  void maxTap(const Plane &plane, int64_t &bestKy, int64_t &bestKx) const {
+    using T = std::remove_cv_t<std::remove_reference_t<decltype(plane[0])>>;
     T best = -std::numeric_limits<T>::infinity();
     bestKy = kyBegin;
     bestKx = kxBegin;
@@ -209,7 +232,7 @@ struct PoolWindow {
   }
 
   /// The cell of `plane` that max pooling picks (maxTap's).
-  template <typename T> int64_t maxCell(const T *plane) const {
+  template <typename Plane> int64_t maxCell(const Plane &plane) const {
     int64_t ky, kx;
     maxTap(plane, ky, kx);
     return cellOfTap(ky, kx);
@@ -230,13 +253,43 @@ struct PoolWindow {
 };
 
 /// The validated geometry of a 2-d pooling op and of its gradients: the
-/// N * C planes of an input of shape [N, C, rows.extent, cols.extent].
+/// planes = batch * channels channel planes of an input of shape [batch,
+/// channels, rows.extent, cols.extent], or with channelsLast [batch,
+/// rows.extent, cols.extent, channels].
+///
+/// The cpu kernels take an operand a slice at a time: a channel plane in
+/// NCHW, an image (all its channels, interleaved) in NHWC. Either way each
+/// plane's windows are visited in row-major order, so that a gradient adds
+/// into each cell in the same order in both layouts.
 struct Pool2dGeometry {
-  int64_t planes;
+  int64_t batch, channels, planes;
   WindowAxis rows, cols;
+  bool channelsLast = false;
 
   /// requireWindowsTouchInput along both axes.
   void requireWindowsTouchInput() const;
+
+  int64_t slices() const { return channelsLast ? batch : planes; }
+  int64_t planesPerSlice() const { return channelsLast ? channels : 1; }
+  /// Elements of a slice of the input (or its gradient) and of the output
+  /// (or its gradient, or the indices).
+  int64_t inSliceSize() const {
+    return rows.extent * cols.extent * planesPerSlice();
+  }
+  int64_t outSliceSize() const {
+    return rows.outSize * cols.outSize * planesPerSlice();
+  }
+
+  /// Calls `visit(in, out, window)` for every output of a slice, in the
+  /// output's memory order: `in` and `out` are the PlaneOffsets of the
+  /// output's plane in the input slice and in the output slice.
+  template <typename Fn> void forEachSliceWindow(Fn &&visit) const {
+    const int64_t stride = planesPerSlice();
+    forEachWindow([&](const PoolWindow &w) {
+      for (int64_t c = 0; c < stride; ++c)
+        visit(PlaneOffsets{c, stride}, PlaneOffsets{c, stride}, w);
+    });
+  }
 
   /// Calls `visit(window)` for the PoolWindow of every output of a plane, in
   /// row-major output order.
@@ -255,13 +308,19 @@ struct Pool2dGeometry {
 
 /// Checks `inputShaped` (the input or its gradient: float, rank 4) and
 /// `outputShaped` (the output or its gradient: the same dtype and the pooled
-/// shape) against the window attributes of a 2-d pooling op.
-Pool2dGeometry makePool2dGeometry(const CheckedTensor &inputShaped,
-                                  const CheckedTensor &outputShaped,
-                                  const int64_t kernel[2],
-                                  const int64_t strides[2],
-                                  const int64_t padding[4],
-                                  const int64_t dilation[2], bool ceilMode);
+/// shape) against the window attributes of a 2-d pooling op, in NCHW or
+/// with `channelsLast` NHWC.
+Pool2dGeometry
+makePool2dGeometry(const CheckedTensor &inputShaped,
+                   const CheckedTensor &outputShaped, const int64_t kernel[2],
+                   const int64_t strides[2], const int64_t padding[4],
+                   const int64_t dilation[2], bool ceilMode, bool channelsLast);
+
+/// makePool2dGeometry with the attributes of max pooling's `params`, in
+/// the layout its channels_last names (0 or 1; any other value fails).
+Pool2dGeometry makeMaxPool2dGeometry(const CheckedTensor &inputShaped,
+                                     const CheckedTensor &outputShaped,
+                                     const fluid_max_pool2d_params &params);
 
 /// The most cells of a max-pooling kernel whose picks are stored as indices
 /// (FLUID_U8 offsets in the window).

@@ -29,8 +29,13 @@
 //
 // max_pool2d_with_indices runs the same forward kernels and also writes
 // each pick's offset in its window (a byte); max_pool2d_grad_indices
-// gathers from those offsets instead of recomputing the picks (the last
-// section), so that it reads a byte per window instead of the input.
+// gathers from those offsets instead of recomputing the picks (the
+// section "The gradient from saved picks"), so that it reads a byte per
+// window instead of the input.
+//
+// Max pooling and its gradients with channels_last (NHWC operands) take
+// kernels of their own (the last section): a thread per 16 bytes of
+// channels, any geometry.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,6 +95,8 @@ struct Axis {
 struct PoolShape {
   int64_t planes; // N * C
   Axis rows, cols;
+  int64_t batch, channels;
+  bool channelsLast; // NHWC operands (the last section)
 
   int64_t outputs() const { return planes * rows.outSize * cols.outSize; }
   int64_t inputs() const { return planes * rows.extent * cols.extent; }
@@ -305,15 +312,22 @@ struct RowTiles {
   Divider<uint32_t> byWidth, byOutWidth, byStrideH, byStrideW;
 };
 
-/// Whether every value of the geometry stays far from 32-bit overflow.
-inline bool fitsRowTiles(const PoolShape &g) {
+/// Whether every extent, padding, window span, stride and output size of
+/// the geometry stays far from 32-bit overflow.
+inline bool axesFitNarrow(const PoolShape &g) {
   const int64_t limit = int64_t(1) << 30;
   for (const Axis *a : {&g.rows, &g.cols})
     if (a->extent + a->padBefore + a->padAfter >= limit ||
         a->kernel * a->dilation >= limit || a->stride >= limit ||
         a->outSize >= limit)
       return false;
-  return g.rows.extent * g.cols.extent < limit &&
+  return true;
+}
+
+/// Whether every value of the geometry stays far from 32-bit overflow.
+inline bool fitsRowTiles(const PoolShape &g) {
+  const int64_t limit = int64_t(1) << 30;
+  return axesFitNarrow(g) && g.rows.extent * g.cols.extent < limit &&
          g.rows.outSize * g.cols.outSize < limit;
 }
 
@@ -695,7 +709,8 @@ template <typename MakeGeometry>
 PoolShape checkPool(const CheckedTensor &inputShaped, MakeGeometry &&make) {
   requireFloatDtype(inputShaped);
   const cpu::Pool2dGeometry g = make();
-  return PoolShape{g.planes, Axis(g.rows), Axis(g.cols)};
+  return PoolShape{g.planes, Axis(g.rows), Axis(g.cols),
+                   g.batch,  g.channels,   g.channelsLast};
 }
 
 /// Launches `kernel(Index)` with 32-bit indices when `count` allows.
@@ -1498,6 +1513,375 @@ void launchMaxPoolGradIndices(cudaStream_t stream, const T *gradOutput,
   });
 }
 
+//===----------------------------------------------------------------------===//
+// Channels last (NHWC)
+//===----------------------------------------------------------------------===//
+//
+// With channels innermost, a window's taps are the same for every channel
+// of a pixel, and those channels are contiguous: a thread takes kV
+// consecutive channels (16 bytes: 4 f32 or 2 f64) of one output (the
+// forward) or of one input cell (the gradient), so that consecutive
+// threads take consecutive 16-byte chunks of a pixel, then of the next
+// pixel along the row, and every tap is one vector load (a whole warp:
+// 512 contiguous bytes). Where the channel count or an operand's alignment
+// does not allow vectors, a thread takes one channel (kV = 1).
+//
+// The forward walks its window's taps inside the input in row-major order
+// and keeps, per channel, maxPick's pick (strict >, a NaN wins, the last
+// one if several; a window of -inf picks its first tap inside the input),
+// writing the maxima and, where asked, the picks' offsets in the window.
+// The gradient gathers: the thread visits the windows covering its cell
+// in row-major window order (rows [first, last] by columns [first, last],
+// no loop over the taps that miss), reads each one's pick and gradient,
+// and adds those of the windows that picked the cell, as the cpu adds
+// them: in double, or in f32 where that rounds the same (at most two
+// terms, as writeOwnedCells argues; a thread with a channel of three or
+// more gathers again in double). No atomics, no zeroing: deterministic,
+// and bitwise the cpu's. max_pool2d_grad (no saved picks) runs the forward
+// first for the picks only, into the workspace (a byte each, or int64 for
+// a kernel of more than 256 cells), then the same gather.
+//
+// Bytes moved, ResNet's stem: the forward reads the input and writes the
+// output and the picks once (the windows' overlap is served by the
+// caches); the gradient reads grad_output and the picks (each window by
+// the threads of the cells it covers, through the caches) and writes
+// grad_input once.
+
+/// Channels per thread of the channels-last kernels where vectors apply.
+template <typename T> constexpr int kNhwcVector = int(16 / sizeof(T));
+
+/// The geometry of a channels-last launch: thread indices of type Index
+/// split over [batch, rows, columns, channel vectors] (the output's for
+/// the forward, the input's for the gradient); positions inside an image
+/// in Coord (32-bit with 32-bit indices), offsets in a tensor in 64 bits.
+template <typename Index> struct NhwcWindows {
+  using Coord =
+      std::conditional_t<std::is_same_v<Index, uint32_t>, int32_t, int64_t>;
+  Coord height, width, outHeight, outWidth, padTop, padLeft;
+  Coord kernelH, kernelW, strideH, strideW, dilationH, dilationW;
+  int64_t channels;
+  Divider<Index> byVectors, byStrideH, byStrideW;
+  PlaneIndex<Index> pixels;
+
+  NhwcWindows(const PoolShape &g, int64_t vectors, bool gradient)
+      : height(Coord(g.rows.extent)), width(Coord(g.cols.extent)),
+        outHeight(Coord(g.rows.outSize)), outWidth(Coord(g.cols.outSize)),
+        padTop(Coord(g.rows.padBefore)), padLeft(Coord(g.cols.padBefore)),
+        kernelH(Coord(g.rows.kernel)), kernelW(Coord(g.cols.kernel)),
+        strideH(Coord(g.rows.stride)), strideW(Coord(g.cols.stride)),
+        dilationH(Coord(g.rows.dilation)), dilationW(Coord(g.cols.dilation)),
+        channels(g.channels), byVectors(Index(vectors)),
+        byStrideH(Index(g.rows.stride)), byStrideW(Index(g.cols.stride)),
+        pixels(gradient ? g.rows.extent : g.rows.outSize,
+               gradient ? g.cols.extent : g.cols.outSize) {}
+
+  /// Thread index `i` as image `n`, row `y`, column `x` and the first of
+  /// its kV channels.
+  __device__ void split(Index i, int kV, int64_t &n, Coord &y, Coord &x,
+                        int64_t &channel) const {
+    const Index pixel = byVectors.div(i);
+    channel = int64_t(i - pixel * byVectors.divisor) * kV;
+    int64_t row, column;
+    pixels.split(pixel, n, row, column);
+    y = Coord(row);
+    x = Coord(column);
+  }
+};
+
+/// Axis::taps in Coord arithmetic.
+template <typename Coord>
+__device__ inline void nhwcTaps(Coord o, Coord stride, Coord pad,
+                                Coord dilation, Coord kernel, Coord extent,
+                                Coord &begin, Coord &end) {
+  const Coord start = o * stride - pad;
+  begin = start >= 0 ? 0 : (dilation - 1 - start) / dilation;
+  end = start >= extent ? 0 : (extent - start + dilation - 1) / dilation;
+  end = end < kernel ? end : kernel;
+  begin = begin < end ? begin : end;
+}
+
+/// The windows [first, last] along an axis whose span covers position
+/// `reach` = i + padBefore: from ceil((reach - (kernel - 1) * dilation) /
+/// stride), at least 0, to floor(reach / stride), at most outSize - 1.
+/// With dilation, a window in between may step over the position.
+template <typename Coord, typename Index>
+__device__ inline void coveringWindows(Coord reach, Coord kernel,
+                                       Coord dilation, Coord stride,
+                                       Coord outSize, const Divider<Index> &by,
+                                       Coord &first, Coord &last) {
+  const Coord low = reach - (kernel - 1) * dilation;
+  first = low <= 0 ? 0 : Coord(by.div(Index(low + stride - 1)));
+  last = Coord(by.div(Index(reach)));
+  last = last < outSize - 1 ? last : outSize - 1;
+}
+
+/// A thread per kV channels of one output: the maxima to `output` and the
+/// picks' offsets in the window to `taps`, each where non-null.
+template <typename T, int kV, typename Index, typename Tap>
+__global__ void __launch_bounds__(kBlockSize)
+    maxPoolNhwcKernel(const T *__restrict__ input, NhwcWindows<Index> w,
+                      Index items, T *__restrict__ output,
+                      Tap *__restrict__ taps) {
+  using Coord = typename NhwcWindows<Index>::Coord;
+  using UCoord = std::make_unsigned_t<Coord>;
+  const Index stride = Index(gridDim.x) * blockDim.x;
+  const int64_t rowSize = int64_t(w.width) * w.channels;
+  const int64_t imageSize = w.height * rowSize;
+  for (Index i = Index(blockIdx.x) * blockDim.x + threadIdx.x; i < items;
+       i += stride) {
+    int64_t n, channel;
+    Coord oh, ow;
+    w.split(i, kV, n, oh, ow, channel);
+    Coord kyBegin, kyEnd, kxBegin, kxEnd;
+    nhwcTaps(oh, w.strideH, w.padTop, w.dilationH, w.kernelH, w.height, kyBegin,
+             kyEnd);
+    nhwcTaps(ow, w.strideW, w.padLeft, w.dilationW, w.kernelW, w.width, kxBegin,
+             kxEnd);
+    const Coord top = oh * w.strideH - w.padTop;
+    const Coord left = ow * w.strideW - w.padLeft;
+    const T *image = input + n * imageSize + channel;
+    // Offsets in the window in unsigned arithmetic: past 256 cells they
+    // matter only as int64 picks (Coord is then 64-bit).
+    T best[kV];
+    UCoord pick[kV];
+#pragma unroll
+    for (int l = 0; l < kV; ++l) {
+      best[l] = T(-INFINITY);
+      pick[l] = UCoord(kyBegin) * UCoord(w.kernelW) + UCoord(kxBegin);
+    }
+    for (Coord ky = kyBegin; ky < kyEnd; ++ky) {
+      const T *row = image + (top + ky * w.dilationH) * rowSize;
+      const UCoord rowTap = UCoord(ky) * UCoord(w.kernelW);
+      for (Coord kx = kxBegin; kx < kxEnd; ++kx) {
+        const Vector<T, kV> value = *reinterpret_cast<const Vector<T, kV> *>(
+            row + int64_t(left + kx * w.dilationW) * w.channels);
+#pragma unroll
+        for (int l = 0; l < kV; ++l) {
+          // A NaN wins, the last one if several, as on the cpu.
+          const T v = value.v[l];
+          if (v > best[l] || v != v) {
+            best[l] = v;
+            pick[l] = rowTap + UCoord(kx);
+          }
+        }
+      }
+    }
+    const int64_t o = int64_t(i) * kV;
+    if (output) {
+      Vector<T, kV> maxima;
+#pragma unroll
+      for (int l = 0; l < kV; ++l)
+        maxima.v[l] = best[l];
+      *reinterpret_cast<Vector<T, kV> *>(output + o) = maxima;
+    }
+    if (taps) {
+      Vector<Tap, kV> picks;
+#pragma unroll
+      for (int l = 0; l < kV; ++l)
+        picks.v[l] = Tap(pick[l]);
+      *reinterpret_cast<Vector<Tap, kV> *>(taps + o) = picks;
+    }
+  }
+}
+
+/// Calls `visit(o, tap)` for every window covering input cell (ih, iw) of
+/// image `n`, in row-major window order: `o` the offset of the window's
+/// first channel in grad_output, `tap` the offset in the window of the
+/// tap that reads the cell.
+template <typename Index, typename Fn>
+__device__ __forceinline__ void
+forEachCoveringNhwc(const NhwcWindows<Index> &w, int64_t n,
+                    typename NhwcWindows<Index>::Coord ih,
+                    typename NhwcWindows<Index>::Coord iw, Fn &&visit) {
+  using Coord = typename NhwcWindows<Index>::Coord;
+  using UCoord = std::make_unsigned_t<Coord>;
+  const Coord reachH = ih + w.padTop, reachW = iw + w.padLeft;
+  Coord ohFirst, ohLast, owFirst, owLast;
+  coveringWindows(reachH, w.kernelH, w.dilationH, w.strideH, w.outHeight,
+                  w.byStrideH, ohFirst, ohLast);
+  coveringWindows(reachW, w.kernelW, w.dilationW, w.strideW, w.outWidth,
+                  w.byStrideW, owFirst, owLast);
+  const int64_t outImage = n * w.outHeight;
+  for (Coord oh = ohFirst; oh <= ohLast; ++oh) {
+    const Coord dy = reachH - oh * w.strideH;
+    if (w.dilationH != 1 && dy % w.dilationH != 0)
+      continue;
+    const UCoord rowTap =
+        UCoord(w.dilationH == 1 ? dy : dy / w.dilationH) * UCoord(w.kernelW);
+    const int64_t outRow = (outImage + oh) * w.outWidth;
+    for (Coord ow = owFirst; ow <= owLast; ++ow) {
+      const Coord dx = reachW - ow * w.strideW;
+      if (w.dilationW != 1 && dx % w.dilationW != 0)
+        continue;
+      const UCoord kx = UCoord(w.dilationW == 1 ? dx : dx / w.dilationW);
+      visit((outRow + ow) * w.channels, rowTap + kx);
+    }
+  }
+}
+
+/// A thread per kV channels of one input cell: the gradient from the
+/// windows' picks `taps` (offsets in the window).
+template <typename T, int kV, typename Index, typename Tap>
+__global__ void __launch_bounds__(kBlockSize)
+    maxPoolGradNhwcKernel(const T *__restrict__ gradOutput,
+                          const Tap *__restrict__ taps, NhwcWindows<Index> w,
+                          Index items, T *__restrict__ gradInput) {
+  using Coord = typename NhwcWindows<Index>::Coord;
+  using UCoord = std::make_unsigned_t<Coord>;
+  const Index stride = Index(gridDim.x) * blockDim.x;
+  for (Index i = Index(blockIdx.x) * blockDim.x + threadIdx.x; i < items;
+       i += stride) {
+    int64_t n, channel;
+    Coord ih, iw;
+    w.split(i, kV, n, ih, iw, channel);
+    Vector<T, kV> cell;
+    // The gradients of the windows that picked the cell, summed in
+    // row-major window order; unpicked windows add +0, which changes no
+    // sum (a sum of +0 and picked terms is never -0).
+    auto gather = [&](auto *sums) {
+      using Sum = std::remove_pointer_t<decltype(sums)>;
+      int most = 0;
+      int count[kV] = {};
+      forEachCoveringNhwc(w, n, ih, iw, [&](int64_t o, UCoord tap) {
+        const Vector<Tap, kV> picks =
+            *reinterpret_cast<const Vector<Tap, kV> *>(taps + o + channel);
+        const Vector<T, kV> grads =
+            *reinterpret_cast<const Vector<T, kV> *>(gradOutput + o + channel);
+#pragma unroll
+        for (int l = 0; l < kV; ++l) {
+          const bool picked = UCoord(picks.v[l]) == tap;
+          sums[l] += picked ? Sum(grads.v[l]) : Sum(0);
+          count[l] += int(picked);
+        }
+      });
+#pragma unroll
+      for (int l = 0; l < kV; ++l)
+        most = count[l] > most ? count[l] : most;
+      return most;
+    };
+    bool done = false;
+    if constexpr (std::is_same_v<T, float>) {
+      float sums[kV] = {};
+      if (gather(sums) <= 2) {
+#pragma unroll
+        for (int l = 0; l < kV; ++l)
+          cell.v[l] = sums[l];
+        done = true;
+      }
+    }
+    if (!done) {
+      double sums[kV] = {};
+      gather(sums);
+#pragma unroll
+      for (int l = 0; l < kV; ++l)
+        cell.v[l] = T(sums[l]);
+    }
+    *reinterpret_cast<Vector<T, kV> *>(gradInput + int64_t(i) * kV) = cell;
+  }
+}
+
+/// Calls `launch(width, index)` with width a std::integral_constant of the
+/// channels per thread and index a zero of the thread index type: with
+/// kGeneral (picks of more than a byte) one channel and 64-bit indices;
+/// otherwise kNhwcVector<T> channels where `vector`, else 1, and 32-bit
+/// indices where the threads and the geometry allow. `cells`: the pixels
+/// the threads take.
+template <typename T, bool kGeneral, typename Fn>
+void withNhwcLaunch(const PoolShape &g, int64_t cells, bool vector,
+                    Fn &&launch) {
+  using One = std::integral_constant<int, 1>;
+  if constexpr (kGeneral) {
+    launch(One{}, uint64_t{});
+  } else {
+    auto withIndex = [&](auto width) {
+      if (axesFitNarrow(g) && fitsNarrowIndex(cells * g.channels))
+        launch(width, uint32_t{});
+      else
+        launch(width, uint64_t{});
+    };
+    if (vector)
+      withIndex(std::integral_constant<int, kNhwcVector<T>>{});
+    else
+      withIndex(One{});
+  }
+}
+
+/// Blocks for a thread per item (with a grid-stride loop past 2^30).
+inline unsigned nhwcBlocks(int64_t items) {
+  return unsigned(
+      std::min<int64_t>(ceilDiv(items, kBlockSize), int64_t(1) << 30));
+}
+
+/// Channels-last max pooling into `output` and the picks into `taps`,
+/// each where non-null. Picks of more than a byte (int64) take the
+/// general form: one channel a thread, 64-bit indices.
+template <typename T, typename Tap>
+void launchMaxPoolNhwc(cudaStream_t stream, const T *input, const PoolShape &g,
+                       T *output, Tap *taps) {
+  constexpr int kVector = kNhwcVector<T>;
+  constexpr bool kBytePicks = std::is_same_v<Tap, uint8_t>;
+  const bool vector = kBytePicks && g.channels % kVector == 0 &&
+                      isVectorAligned<T, kVector>(input) &&
+                      (!output || isVectorAligned<T, kVector>(output)) &&
+                      (!taps || isVectorAligned<Tap, kVector>(taps));
+  const int64_t cells = g.batch * g.rows.outSize * g.cols.outSize;
+  withNhwcLaunch<T, !kBytePicks>(g, cells, vector, [&](auto width, auto zero) {
+    constexpr int kV = decltype(width)::value;
+    using Index = decltype(zero);
+    const int64_t items = cells * (g.channels / kV);
+    maxPoolNhwcKernel<T, kV, Index, Tap>
+        <<<nhwcBlocks(items), kBlockSize, 0, stream>>>(
+            input, NhwcWindows<Index>(g, g.channels / kV, false), Index(items),
+            output, taps);
+    checkLaunch();
+  });
+}
+
+/// The channels-last gradient from the picks `taps`.
+template <typename T, typename Tap>
+void launchMaxPoolGradNhwc(cudaStream_t stream, const T *gradOutput,
+                           const Tap *taps, const PoolShape &g, T *gradInput) {
+  constexpr int kVector = kNhwcVector<T>;
+  constexpr bool kBytePicks = std::is_same_v<Tap, uint8_t>;
+  const bool vector = kBytePicks && g.channels % kVector == 0 &&
+                      isVectorAligned<T, kVector>(gradOutput) &&
+                      isVectorAligned<T, kVector>(gradInput) &&
+                      isVectorAligned<Tap, kVector>(taps);
+  const int64_t cells = g.batch * g.rows.extent * g.cols.extent;
+  withNhwcLaunch<T, !kBytePicks>(g, cells, vector, [&](auto width, auto zero) {
+    constexpr int kV = decltype(width)::value;
+    using Index = decltype(zero);
+    const int64_t items = cells * (g.channels / kV);
+    maxPoolGradNhwcKernel<T, kV, Index, Tap>
+        <<<nhwcBlocks(items), kBlockSize, 0, stream>>>(
+            gradOutput, taps, NhwcWindows<Index>(g, g.channels / kV, true),
+            Index(items), gradInput);
+    checkLaunch();
+  });
+}
+
+/// Channels-last max_pool2d_grad: the picks into the workspace, then the
+/// gather from them.
+template <typename T>
+void launchMaxPoolGradFromInputNhwc(fluid_cuda_context *context,
+                                    cudaStream_t stream, const T *gradOutput,
+                                    const T *input, const PoolShape &g,
+                                    T *gradInput) {
+  auto run = [&](auto zero) {
+    using Tap = decltype(zero);
+    Tap *taps =
+        static_cast<Tap *>(workspace(context, sizeof(Tap) * g.outputs()));
+    launchMaxPoolNhwc<T, Tap>(stream, input, g, static_cast<T *>(nullptr),
+                              taps);
+    launchMaxPoolGradNhwc<T, Tap>(stream, gradOutput, taps, g, gradInput);
+  };
+  // makePool2dGeometry has checked that both sizes are >= 1.
+  if (g.rows.kernel <= cpu::kMaxPoolIndexCells / g.cols.kernel)
+    run(uint8_t{});
+  else
+    run(int64_t{});
+}
+
 } // namespace
 
 extern "C" fluid_status
@@ -1510,9 +1894,8 @@ fluid_cuda_max_pool2d(fluid_cuda_context *context,
     CheckedTensor output = checkTensor(context, outputDesc, "output");
     cpu::requireParams(params);
     const PoolShape g = checkPool(input, [&] {
-      cpu::Pool2dGeometry geometry = cpu::makePool2dGeometry(
-          input, output, params->kernel, params->strides, params->padding,
-          params->dilation, params->ceil_mode != 0);
+      cpu::Pool2dGeometry geometry =
+          cpu::makeMaxPool2dGeometry(input, output, *params);
       geometry.requireWindowsTouchInput();
       return geometry;
     });
@@ -1520,8 +1903,12 @@ fluid_cuda_max_pool2d(fluid_cuda_context *context,
       return;
     cpu::dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      launchMaxPool(stream, input.data<T>(), g, output.data<T>(),
-                    static_cast<uint8_t *>(nullptr));
+      if (g.channelsLast)
+        launchMaxPoolNhwc(stream, input.data<T>(), g, output.data<T>(),
+                          static_cast<uint8_t *>(nullptr));
+      else
+        launchMaxPool(stream, input.data<T>(), g, output.data<T>(),
+                      static_cast<uint8_t *>(nullptr));
     });
   });
 }
@@ -1537,9 +1924,8 @@ extern "C" fluid_status fluid_cuda_max_pool2d_with_indices(
     CheckedTensor indices = checkTensor(context, indicesDesc, "indices");
     cpu::requireParams(params);
     const PoolShape g = checkPool(input, [&] {
-      cpu::Pool2dGeometry geometry = cpu::makePool2dGeometry(
-          input, output, params->kernel, params->strides, params->padding,
-          params->dilation, params->ceil_mode != 0);
+      cpu::Pool2dGeometry geometry =
+          cpu::makeMaxPool2dGeometry(input, output, *params);
       cpu::requirePoolIndices(indices, output, params->kernel);
       geometry.requireWindowsTouchInput();
       return geometry;
@@ -1548,8 +1934,12 @@ extern "C" fluid_status fluid_cuda_max_pool2d_with_indices(
       return;
     cpu::dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      launchMaxPool(stream, input.data<T>(), g, output.data<T>(),
-                    indices.data<uint8_t>());
+      if (g.channelsLast)
+        launchMaxPoolNhwc(stream, input.data<T>(), g, output.data<T>(),
+                          indices.data<uint8_t>());
+      else
+        launchMaxPool(stream, input.data<T>(), g, output.data<T>(),
+                      indices.data<uint8_t>());
     });
   });
 }
@@ -1597,9 +1987,8 @@ extern "C" fluid_status fluid_cuda_max_pool2d_grad(
     CheckedTensor gradInput = checkTensor(context, gradInputDesc, "grad_input");
     cpu::requireParams(params);
     const PoolShape g = checkPool(input, [&] {
-      cpu::Pool2dGeometry geometry = cpu::makePool2dGeometry(
-          input, gradOutput, params->kernel, params->strides, params->padding,
-          params->dilation, params->ceil_mode != 0);
+      cpu::Pool2dGeometry geometry =
+          cpu::makeMaxPool2dGeometry(input, gradOutput, *params);
       cpu::requireDtype(gradInput, input);
       cpu::requireShape(gradInput, input.shape);
       geometry.requireWindowsTouchInput();
@@ -1609,6 +1998,11 @@ extern "C" fluid_status fluid_cuda_max_pool2d_grad(
       return;
     cpu::dispatchFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
+      if (g.channelsLast) {
+        launchMaxPoolGradFromInputNhwc(context, stream, gradOutput.data<T>(),
+                                       input.data<T>(), g, gradInput.data<T>());
+        return;
+      }
       if (launchMaxPoolGradFixed(stream, gradOutput.data<T>(), input.data<T>(),
                                  g, gradInput.data<T>()) ||
           launchMaxPoolGradTiles(stream, gradOutput.data<T>(), input.data<T>(),
@@ -1637,9 +2031,8 @@ extern "C" fluid_status fluid_cuda_max_pool2d_grad_indices(
     CheckedTensor gradInput = checkTensor(context, gradInputDesc, "grad_input");
     cpu::requireParams(params);
     const PoolShape g = checkPool(gradInput, [&] {
-      cpu::Pool2dGeometry geometry = cpu::makePool2dGeometry(
-          gradInput, gradOutput, params->kernel, params->strides,
-          params->padding, params->dilation, params->ceil_mode != 0);
+      cpu::Pool2dGeometry geometry =
+          cpu::makeMaxPool2dGeometry(gradInput, gradOutput, *params);
       cpu::requirePoolIndices(indices, gradOutput, params->kernel);
       geometry.requireWindowsTouchInput();
       return geometry;
@@ -1648,8 +2041,13 @@ extern "C" fluid_status fluid_cuda_max_pool2d_grad_indices(
       return;
     cpu::dispatchFloat(gradInput.dtype(), [&](auto zero) {
       using T = decltype(zero);
-      launchMaxPoolGradIndices(stream, gradOutput.data<T>(),
-                               indices.data<uint8_t>(), g, gradInput.data<T>());
+      if (g.channelsLast)
+        launchMaxPoolGradNhwc(stream, gradOutput.data<T>(),
+                              indices.data<uint8_t>(), g, gradInput.data<T>());
+      else
+        launchMaxPoolGradIndices(stream, gradOutput.data<T>(),
+                                 indices.data<uint8_t>(), g,
+                                 gradInput.data<T>());
     });
   });
 }

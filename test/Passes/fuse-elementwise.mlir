@@ -250,3 +250,64 @@ func.func @sum_axes(%x: tensor<2x4x4x4xf32>) -> (tensor<2x4x4x4xf32>, tensor<4xf
   %u = fluid.reduce_sum %m {axes = array<i64: 0, 2, 3>} : tensor<2x4x4x4xf32> -> tensor<4xf32>
   return %e, %s, %t, %u : tensor<2x4x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A 16-bit batch norm's backward: relu_grad of two bf16 values (read
+// through widening casts) feeds the sums' region and, after them, the dx
+// region. Recomputing it there reads 2 + 2 bytes per element, storing its
+// f32 result and reading it back 4 + 4: the dx region gets a copy and the
+// sums' region yields no full-size f32 value.
+// CHECK-LABEL: func.func @recompute_widening
+// CHECK: %[[S:.*]] = fluid.fusion ins(%arg0, %arg1 : tensor<2x4x4x8xbf16>, tensor<2x4x4x8xbf16>) -> (tensor<8xf32>)
+// CHECK: fluid.relu_grad
+// CHECK: fluid.reduce_sum
+// CHECK: %[[D:.*]] = fluid.fusion ins(%arg0, %arg1, %[[S]] : tensor<2x4x4x8xbf16>, tensor<2x4x4x8xbf16>, tensor<8xf32>) -> (tensor<2x4x4x8xf32>)
+// CHECK: fluid.relu_grad
+// CHECK: fluid.sub
+// CHECK: return %[[S]], %[[D]]
+func.func @recompute_widening(%dy: tensor<2x4x4x8xbf16>, %x: tensor<2x4x4x8xbf16>) -> (tensor<8xf32>, tensor<2x4x4x8xf32>) {
+  %a = fluid.cast %dy : tensor<2x4x4x8xbf16> -> tensor<2x4x4x8xf32>
+  %b = fluid.cast %x : tensor<2x4x4x8xbf16> -> tensor<2x4x4x8xf32>
+  %g = fluid.relu_grad %a, %b : tensor<2x4x4x8xf32>
+  %s = fluid.reduce_sum %g {axes = array<i64: 0, 1, 2>} : tensor<2x4x4x8xf32> -> tensor<8xf32>
+  %r = fluid.reshape %s : tensor<8xf32> -> tensor<1x1x1x8xf32>
+  %d = fluid.sub %g, %r : tensor<2x4x4x8xf32>, tensor<1x1x1x8xf32> -> tensor<2x4x4x8xf32>
+  return %s, %d : tensor<8xf32>, tensor<2x4x4x8xf32>
+}
+
+// -----
+
+// In f32 recomputing reads as much as storing costs: the value is stored,
+// the second region (one op) stays that op.
+// CHECK-LABEL: func.func @no_recompute_f32
+// CHECK: %[[R:.*]]:2 = fluid.fusion
+// CHECK: fluid.yield %{{.*}}, %{{.*}} : tensor<2x4x4x8xf32>, tensor<8xf32>
+// CHECK: fluid.sub %[[R]]#0
+func.func @no_recompute_f32(%a: tensor<2x4x4x8xf32>, %b: tensor<2x4x4x8xf32>) -> (tensor<8xf32>, tensor<2x4x4x8xf32>) {
+  %g = fluid.relu_grad %a, %b : tensor<2x4x4x8xf32>
+  %s = fluid.reduce_sum %g {axes = array<i64: 0, 1, 2>} : tensor<2x4x4x8xf32> -> tensor<8xf32>
+  %r = fluid.reshape %s : tensor<8xf32> -> tensor<1x1x1x8xf32>
+  %d = fluid.sub %g, %r : tensor<2x4x4x8xf32>, tensor<1x1x1x8xf32> -> tensor<2x4x4x8xf32>
+  return %s, %d : tensor<8xf32>, tensor<2x4x4x8xf32>
+}
+
+// -----
+
+// A library call between the two regions: a copy would keep the 16-bit
+// inputs alive across it; the value is stored instead.
+// CHECK-LABEL: func.func @no_recompute_far
+// CHECK: %[[R:.*]]:2 = fluid.fusion
+// CHECK: fluid.yield %{{.*}}, %{{.*}} : tensor<2x4x4x8xf32>, tensor<8xf32>
+// CHECK: fluid.conv2d
+// CHECK: fluid.sub %[[R]]#0
+func.func @no_recompute_far(%dy: tensor<2x4x4x8xbf16>, %x: tensor<2x4x4x8xbf16>, %w: tensor<8x3x3x8xf32>) -> (tensor<8xf32>, tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>) {
+  %a = fluid.cast %dy : tensor<2x4x4x8xbf16> -> tensor<2x4x4x8xf32>
+  %b = fluid.cast %x : tensor<2x4x4x8xbf16> -> tensor<2x4x4x8xf32>
+  %g = fluid.relu_grad %a, %b : tensor<2x4x4x8xf32>
+  %s = fluid.reduce_sum %g {axes = array<i64: 0, 1, 2>} : tensor<2x4x4x8xf32> -> tensor<8xf32>
+  %c = fluid.conv2d %b, %w {channels_last, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x4x4x8xf32>, tensor<8x3x3x8xf32>) -> tensor<2x4x4x8xf32>
+  %r = fluid.reshape %s : tensor<8xf32> -> tensor<1x1x1x8xf32>
+  %d = fluid.sub %g, %r : tensor<2x4x4x8xf32>, tensor<1x1x1x8xf32> -> tensor<2x4x4x8xf32>
+  return %s, %d, %c : tensor<8xf32>, tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>
+}

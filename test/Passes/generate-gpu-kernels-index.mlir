@@ -8,20 +8,16 @@
 // BAD: error: index-bitwidth must be 32 or 64, got 16
 
 // An input broadcast along the innermost dimension (its extent, 4, a
-// multiple of the width): lane l reads lane 0's element + l, one index
-// computation for the four.
+// multiple of the width): the four lanes read four consecutive elements
+// from lane 0's, an aligned offset: one index computation and one vector
+// load for the four (isLaneContiguousAccess).
 // CHECK-LABEL: func.func @inner
 // CHECK: gpu.func @fused_0_v(
 // CHECK: vector.load
 // CHECK: %[[R:.*]] = arith.remui %{{.*}}, %c4_i32 : i32
 // CHECK-NEXT: %[[O:.*]] = arith.index_castui %[[R]] : i32 to index
-// CHECK-NEXT: memref.load %{{.*}}[%[[O]]] : memref<4xf32>
-// CHECK: %[[O1:.*]] = arith.addi %[[O]], %c1
-// CHECK-NEXT: memref.load %{{.*}}[%[[O1]]] : memref<4xf32>
-// CHECK: %[[O2:.*]] = arith.addi %[[O]], %c2
-// CHECK-NEXT: memref.load %{{.*}}[%[[O2]]] : memref<4xf32>
-// CHECK: %[[O3:.*]] = arith.addi %[[O]], %c3
-// CHECK-NEXT: memref.load %{{.*}}[%[[O3]]] : memref<4xf32>
+// CHECK-NEXT: vector.load %{{.*}}[%[[O]]] {alignment = 16 : i64} : memref<4xf32>, vector<4xf32>
+// CHECK-NOT: memref.load
 // CHECK-NOT: arith.remui
 // CHECK: vector.store
 // index-bitwidth=64: 64-bit divisions.

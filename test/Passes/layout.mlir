@@ -59,3 +59,75 @@ func.func @grads(%x: tensor<2x8x5x5xf32>, %w: tensor<16x8x3x3xf32>,
   %p = fluid.global_avg_pool %dx : tensor<2x8x5x5xf32> -> tensor<2x8x1x1xf32>
   return %dx, %dw, %p : tensor<2x8x5x5xf32>, tensor<16x8x3x3xf32>, tensor<2x8x1x1xf32>
 }
+
+// ResNet's stem and its gradient: the max pool with indices between two
+// convolutions and its gradient between the gradient convolutions run
+// channels-last on the neighbours' NHWC values and hand NHWC values on:
+// no transpose around them (the indices stay NHWC from one to the other).
+// (A transpose of a value would follow its definition.)
+// CHECK-LABEL: func.func @pool
+// CHECK: %[[R:.*]] = fluid.relu %{{.*}} : tensor<2x9x9x8xf32>
+// CHECK-NOT: fluid.transpose
+// CHECK: %[[P:.*]], %[[I:.*]] = fluid.max_pool2d_with_indices %[[R]] {channels_last, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x9x9x8xf32> -> tensor<2x5x5x8xf32>, tensor<2x5x5x8xui8>
+// CHECK-NOT: fluid.transpose
+// CHECK: fluid.conv2d %[[P]], %{{.*}} {channels_last} : (tensor<2x5x5x8xf32>, tensor<8x1x1x8xf32>) -> tensor<2x5x5x8xf32>
+// CHECK: %[[G:.*]] = fluid.conv2d_grad_input %{{.*}}, %{{.*}} {channels_last} : (tensor<2x5x5x8xf32>, tensor<8x1x1x8xf32>) -> tensor<2x5x5x8xf32>
+// CHECK-NOT: fluid.transpose
+// CHECK: %[[GP:.*]] = fluid.max_pool2d_grad_indices %[[G]], %[[I]] {channels_last, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x5x5x8xf32>, tensor<2x5x5x8xui8> -> tensor<2x9x9x8xf32>
+// CHECK-NOT: fluid.transpose
+// CHECK: %[[GR:.*]] = fluid.relu_grad %[[GP]], %[[R]] : tensor<2x9x9x8xf32>
+// CHECK-NOT: fluid.transpose
+// CHECK: fluid.conv2d_grad_filter %[[GR]], %{{.*}} {channels_last, {{.*}}} : (tensor<2x9x9x8xf32>, tensor<2x9x9x3xf32>) -> tensor<8x3x3x3xf32>
+func.func @pool(%x: tensor<2x3x9x9xf32>, %w1: tensor<8x3x3x3xf32>,
+                %w2: tensor<8x8x1x1xf32>, %dy: tensor<2x8x5x5xf32>)
+    -> (tensor<2x8x5x5xf32>, tensor<8x3x3x3xf32>) {
+  %c1 = fluid.conv2d %x, %w1 {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x9x9xf32>, tensor<8x3x3x3xf32>) -> tensor<2x8x9x9xf32>
+  %r = fluid.relu %c1 : tensor<2x8x9x9xf32>
+  %p, %i = fluid.max_pool2d_with_indices %r {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<2x8x9x9xf32> -> tensor<2x8x5x5xf32>, tensor<2x8x5x5xui8>
+  %c2 = fluid.conv2d %p, %w2 : (tensor<2x8x5x5xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x5x5xf32>
+  %g = fluid.conv2d_grad_input %dy, %w2 : (tensor<2x8x5x5xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x5x5xf32>
+  %gp = fluid.max_pool2d_grad_indices %g, %i {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<2x8x5x5xf32>, tensor<2x8x5x5xui8> -> tensor<2x8x9x9xf32>
+  %gr = fluid.relu_grad %gp, %r : tensor<2x8x9x9xf32>
+  %gw = fluid.conv2d_grad_filter %gr, %x {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x8x9x9xf32>, tensor<2x3x9x9xf32>) -> tensor<8x3x3x3xf32>
+  return %c2, %gw : tensor<2x8x5x5xf32>, tensor<8x3x3x3xf32>
+}
+
+// The same without saved picks (--no-pool-indices): max_pool2d and
+// max_pool2d_grad, which reads the pool's NHWC input.
+// CHECK-LABEL: func.func @pool_no_indices
+// CHECK: %[[R:.*]] = fluid.relu %{{.*}} : tensor<2x9x9x8xf32>
+// CHECK-NOT: fluid.transpose
+// CHECK: %[[P:.*]] = fluid.max_pool2d %[[R]] {ceil_mode, channels_last, kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x9x9x8xf32> -> tensor<2x5x5x8xf32>
+// CHECK-NOT: fluid.transpose
+// CHECK: fluid.conv2d %[[P]], %{{.*}} {channels_last}
+// CHECK: %[[G:.*]] = fluid.conv2d_grad_input
+// CHECK-NOT: fluid.transpose
+// CHECK: %[[GP:.*]] = fluid.max_pool2d_grad %[[G]], %[[R]] {ceil_mode, channels_last, kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x5x5x8xf32>, tensor<2x9x9x8xf32>
+// CHECK-NOT: fluid.transpose
+// CHECK: fluid.relu_grad %[[GP]], %[[R]] : tensor<2x9x9x8xf32>
+func.func @pool_no_indices(%x: tensor<2x3x9x9xf32>, %w1: tensor<8x3x3x3xf32>,
+                           %w2: tensor<8x8x1x1xf32>, %dy: tensor<2x8x5x5xf32>)
+    -> (tensor<2x8x5x5xf32>, tensor<2x8x9x9xf32>) {
+  %c1 = fluid.conv2d %x, %w1 {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x9x9xf32>, tensor<8x3x3x3xf32>) -> tensor<2x8x9x9xf32>
+  %r = fluid.relu %c1 : tensor<2x8x9x9xf32>
+  %p = fluid.max_pool2d %r {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode} : tensor<2x8x9x9xf32> -> tensor<2x8x5x5xf32>
+  %c2 = fluid.conv2d %p, %w2 : (tensor<2x8x5x5xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x5x5xf32>
+  %g = fluid.conv2d_grad_input %dy, %w2 : (tensor<2x8x5x5xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x5x5xf32>
+  %gp = fluid.max_pool2d_grad %g, %r {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode} : tensor<2x8x5x5xf32>, tensor<2x8x9x9xf32>
+  %gr = fluid.relu_grad %gp, %r : tensor<2x8x9x9xf32>
+  return %c2, %gr : tensor<2x8x5x5xf32>, tensor<2x8x9x9xf32>
+}
+
+// A pool whose input has no NHWC twin (nothing channels-last before it)
+// stays NCHW, and so does a gradient from its indices.
+// CHECK-LABEL: func.func @pool_first
+// CHECK: fluid.max_pool2d_with_indices %{{.*}} {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x8x4x4xf32> -> tensor<2x8x2x2xf32>, tensor<2x8x2x2xui8>
+// CHECK: fluid.max_pool2d_grad_indices %{{.*}}, %{{.*}} {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x8x2x2xf32>, tensor<2x8x2x2xui8> -> tensor<2x8x4x4xf32>
+func.func @pool_first(%x: tensor<2x8x4x4xf32>, %w: tensor<8x8x1x1xf32>, %dy: tensor<2x8x2x2xf32>)
+    -> (tensor<2x8x2x2xf32>, tensor<2x8x4x4xf32>) {
+  %p, %i = fluid.max_pool2d_with_indices %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x8x4x4xf32> -> tensor<2x8x2x2xf32>, tensor<2x8x2x2xui8>
+  %c = fluid.conv2d %p, %w : (tensor<2x8x2x2xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x2x2xf32>
+  %g = fluid.conv2d_grad_input %dy, %w : (tensor<2x8x2x2xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x2x2xf32>
+  %gp = fluid.max_pool2d_grad_indices %g, %i {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x8x2x2xf32>, tensor<2x8x2x2xui8> -> tensor<2x8x4x4xf32>
+  return %c, %gp : tensor<2x8x2x2xf32>, tensor<2x8x4x4xf32>
+}

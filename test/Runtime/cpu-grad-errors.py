@@ -13,6 +13,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 grad_api = importlib.import_module("cpu-grad-api")
 errors = importlib.import_module("cpu-errors")
+pool = importlib.import_module("cpu-pool")
 api = grad_api.api
 
 INVALID, UNSUPPORTED = errors.INVALID_ARGUMENT, errors.UNSUPPORTED
@@ -21,8 +22,12 @@ f64, i32, i64 = np.float64, np.int32, np.int64
 
 
 def max_params(kernel=(2, 2), strides=(2, 2), padding=(0, 0, 0, 0),
-               dilation=(1, 1), ceil=False):
-    return api.MaxPool2dParams(kernel, strides, padding, dilation, int(ceil))
+               dilation=(1, 1), ceil=False, channels_last=None):
+    if channels_last is None:
+        return api.MaxPool2dParams(kernel, strides, padding, dilation,
+                                   int(ceil))
+    return pool.MaxPool2dParams(kernel, strides, padding, dilation, int(ceil),
+                                channels_last).arg()
 
 
 def avg_params(kernel=(2, 2), strides=(2, 2), padding=(0, 0, 0, 0),
@@ -228,6 +233,40 @@ CASES = [
     ("max_pool2d_grad_indices null params", "max_pool2d_grad_indices",
      (arr(1, 2, 3, 3), u8(1, 2, 3, 3), nan(1, 2, 6, 6), None),
      "params is null", INVALID),
+    ("max_pool2d_grad channels_last 2", "max_pool2d_grad",
+     (arr(1, 3, 3, 2), arr(1, 6, 6, 2), nan(1, 6, 6, 2),
+      max_params(channels_last=2)),
+     "channels_last must be 0 (NCHW) or 1 (NHWC), got 2", INVALID),
+    ("max_pool2d_grad NHWC grad_output given channels first",
+     "max_pool2d_grad",
+     (arr(1, 2, 3, 3), arr(1, 6, 6, 2), nan(1, 6, 6, 2),
+      max_params(channels_last=1)),
+     "grad_output shape [1,2,3,3] does not match expected [1,3,3,2]",
+     INVALID),
+    ("max_pool2d_grad NHWC grad_input shape", "max_pool2d_grad",
+     (arr(1, 3, 3, 2), arr(1, 6, 6, 2), nan(1, 2, 6, 6),
+      max_params(channels_last=1)),
+     "grad_input shape [1,2,6,6] does not match expected [1,6,6,2]",
+     INVALID),
+    ("max_pool2d_grad NHWC input rank 3", "max_pool2d_grad",
+     (arr(1, 3, 3, 2), arr(6, 6, 2), nan(6, 6, 2),
+      max_params(channels_last=1)),
+     "input must have rank 4, got shape [6,6,2]", INVALID),
+    ("max_pool2d_grad_indices channels_last -1", "max_pool2d_grad_indices",
+     (arr(1, 3, 3, 2), u8(1, 3, 3, 2), nan(1, 6, 6, 2),
+      max_params(channels_last=-1)),
+     "channels_last must be 0 (NCHW) or 1 (NHWC), got -1", INVALID),
+    ("max_pool2d_grad_indices NHWC indices given channels first",
+     "max_pool2d_grad_indices",
+     (arr(1, 3, 3, 2), u8(1, 2, 3, 3), nan(1, 6, 6, 2),
+      max_params(channels_last=1)),
+     "indices shape [1,2,3,3] does not match expected [1,3,3,2]", INVALID),
+    ("max_pool2d_grad_indices NHWC grad_output with ceil_mode",
+     "max_pool2d_grad_indices",
+     (arr(1, 3, 3, 2), u8(1, 3, 3, 2), nan(1, 7, 7, 2),
+      max_params(ceil=True, channels_last=1)),
+     "grad_output shape [1,3,3,2] does not match expected [1,4,4,2]",
+     INVALID),
     ("avg_pool2d_grad grad_output shape", "avg_pool2d_grad",
      (arr(1, 2, 4, 3), nan(1, 2, 6, 6), avg_params()),
      "grad_output shape [1,2,4,3] does not match expected [1,2,3,3]",

@@ -21,6 +21,13 @@ no window is -inf only, PyTorch's max_pool2d(return_indices=True) turned
 into window offsets; the gradient from the indices bitwise
 fluid_cpu_max_pool2d_grad's from the input (the same sums in the same
 order), and close to PyTorch's autograd.
+
+Channels last (channels_last = 1, [N,H,W,C] tensors and indices):
+fluid_cpu_max_pool2d_grad and fluid_cpu_max_pool2d_grad_indices bitwise
+the NCHW kernels on the transposed tensors (each cell's sum in the same
+order), on cpu-pool.py's NHWC geometries and the ones above, in f32, f64,
+bf16 and f16, with ties, NaNs and windows of -inf; and the sums-order
+case with several channels.
 """
 
 import importlib
@@ -255,6 +262,57 @@ def sums_order_case(suite):
     return body
 
 
+def nhwc_grad_case(suite, dtype, kind, shape, kernel, strides, padding,
+                   dilation, ceil):
+    def body():
+        x = pool.max_pool_input(suite, shape, dtype, kind)
+        geometry = (kernel, strides, padding, dilation, ceil)
+        nchw = pool.MaxPool2dParams(*geometry[:4], int(ceil), 0).arg()
+        last = pool.MaxPool2dParams(*geometry[:4], int(ceil), 1).arg()
+        pooled = pool.pooled_shape(shape, *geometry)
+        r = suite.randn(*pooled).to(dtype)
+        y = api.empty(pooled, dtype)
+        picks = torch.full(tuple(pooled), 255, dtype=torch.uint8)
+        suite.kernels("fluid_cpu_max_pool2d_with_indices", x, y, picks, nchw)
+        want = api.empty(shape, dtype)
+        suite.kernels("fluid_cpu_max_pool2d_grad", r, x, want, nchw)
+        nhwc = pool.nhwc
+        got = api.empty(nhwc(want).shape, dtype)
+        suite.kernels("fluid_cpu_max_pool2d_grad", nhwc(r), nhwc(x), got,
+                      last)
+        if pool.bits(got) != pool.bits(nhwc(want)):
+            raise AssertionError("NHWC max_pool2d_grad differs from NCHW")
+        got = api.empty(got.shape, dtype)
+        suite.kernels("fluid_cpu_max_pool2d_grad_indices", nhwc(r),
+                      nhwc(picks), got, last)
+        if pool.bits(got) != pool.bits(nhwc(want)):
+            raise AssertionError("NHWC max_pool2d_grad_indices differs from "
+                                 "NCHW max_pool2d_grad")
+    return body
+
+
+def nhwc_sums_order_case(suite):
+    """sums_order_case with two channels (the second's gradients scaled),
+    channels last: each cell's sum in double, in window order."""
+    def body():
+        x = torch.zeros(1, 3, 3, 2)
+        x[0, 1, 1, :] = 1.0
+        r = torch.tensor([[[[1.0, 2.0], [2.0**-24, 2.0**-23]],
+                           [[2.0**-24, 2.0**-23], [0.0, 0.0]]]])
+        params = pool.MaxPool2dParams([2, 2], [1, 1], [0, 0, 0, 0], [1, 1],
+                                      0, 1).arg()
+        picks = torch.full((1, 2, 2, 2), 255, dtype=torch.uint8)
+        suite.kernels("fluid_cpu_max_pool2d_with_indices", x,
+                      api.empty([1, 2, 2, 2], torch.float32), picks, params)
+        got = api.empty([1, 3, 3, 2], torch.float32)
+        suite.kernels("fluid_cpu_max_pool2d_grad_indices", r, picks, got,
+                      params)
+        centre = got[0, 1, 1].tolist()
+        if centre != [1.0 + 2.0**-23, 2.0 + 2.0**-22]:
+            raise AssertionError(f"centre {centre!r}")
+    return body
+
+
 def avg_forward(suite, x, params, shape):
     out = api.empty(shape, x.dtype)
     suite.kernels("fluid_cpu_avg_pool2d", x, out, params)
@@ -322,6 +380,16 @@ def main():
                            indices_case(suite, dtype, kind, *geometry))
     suite.case("max_pool2d_grad_indices f32 sums in double, in window order",
                sums_order_case(suite))
+    nhwc_cases = pool.NHWC_CASES + MAX_CASES[len(pool.MAX_CASES):]
+    for name, shape, *geometry in nhwc_cases:
+        for dtype, dtype_name in pool.NHWC_DTYPES:
+            for kind in ["random", "ties", "infinities"]:
+                suite.case(f"max_pool2d_grad channels-last {dtype_name} "
+                           f"{name} input {shape} {kind} values bitwise NCHW",
+                           nhwc_grad_case(suite, dtype, kind, shape,
+                                          *geometry))
+    suite.case("max_pool2d_grad_indices channels-last f32 sums in double, "
+               "in window order", nhwc_sums_order_case(suite))
     for name, shape, kernel, strides, padding, ceil in AVG_CASES:
         for include in (True, False):
             geometry = (shape, kernel, strides, padding, ceil, include)

@@ -2,6 +2,14 @@
 """fluid_cpu_max_pool2d, fluid_cpu_avg_pool2d and fluid_cpu_global_avg_pool
 against PyTorch on random inputs.
 
+Channels-last max pooling (channels_last = 1: input and output [N,H,W,C])
+is checked against the NCHW kernel on the transposed input, bitwise (in
+f32, f64, bf16 and f16, on random inputs with NaNs, ties and windows of
+-inf), fluid_cpu_max_pool2d_with_indices too (output and indices); and
+the struct with channels_last has the size and offsets of the one
+without it (the flag takes the tail padding). Bad layouts and NHWC
+shapes are refused with clear messages.
+
 PyTorch pads symmetrically; asymmetric padding without ceil_mode is compared
 with an explicit F.pad (-inf for max, zeros for average with
 count_include_pad). Where F.pad cannot express the semantics (ceil_mode or
@@ -10,6 +18,7 @@ direct transcription of the dialect's definition, itself checked against
 PyTorch in every symmetric case.
 """
 
+import ctypes
 import importlib
 import os
 import sys
@@ -182,8 +191,157 @@ def global_case(suite, dtype, shape):
     return body
 
 
+class MaxPool2dParams(api.Params):
+    """fluid_max_pool2d_params with its last field, channels_last (0:
+    NCHW, 1: NHWC); api.MaxPool2dParams stops before it, which passes 0
+    (ctypes zeroes the tail padding the field takes)."""
+    _fields_ = api.MaxPool2dParams._fields_ + [("channels_last", api.I32)]
+
+    def arg(self):
+        """The struct as the entry points' declared argument type."""
+        return ctypes.cast(ctypes.pointer(self),
+                           ctypes.POINTER(api.MaxPool2dParams))
+
+
+def pooled_shape(shape, kernel, strides, padding, dilation, ceil,
+                 channels_last=False):
+    """The output shape of max pooling an NCHW input of `shape`, in NCHW
+    or NHWC."""
+    n, c, h, w = shape
+    oh = spec_out_size(h, padding[0], padding[2], kernel[0], strides[0],
+                       dilation[0], ceil)
+    ow = spec_out_size(w, padding[1], padding[3], kernel[1], strides[1],
+                       dilation[1], ceil)
+    return [n, oh, ow, c] if channels_last else [n, c, oh, ow]
+
+
+# Channels-last geometries: (name, NCHW input shape, kernel, strides,
+# padding, dilation, ceil); more channels than MAX_CASES has, odd and even.
+NHWC_CASES = MAX_CASES + [
+    ("3x3 stride2 pad1 many channels", [2, 16, 9, 10], [3, 3], [2, 2],
+     [1, 1, 1, 1], [1, 1], False),
+    ("2x2 stride2 ceil_mode odd sizes", [1, 7, 7, 9], [2, 2], [2, 2],
+     [0, 0, 0, 0], [1, 1], True),
+    ("kernel 1 stride2", [2, 5, 7, 6], [1, 1], [2, 2], [0, 0, 0, 0], [1, 1],
+     False),
+    ("one channel", [3, 1, 6, 5], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1],
+     False),
+]
+NHWC_DTYPES = api.FLOAT_DTYPES + [(torch.bfloat16, "bf16"),
+                                  (torch.float16, "f16")]
+
+
+def nhwc(x):
+    return x.permute(0, 2, 3, 1).contiguous()
+
+
+def bits(t):
+    """The bytes of a tensor (of any dtype), to compare bitwise."""
+    return t.reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
+def max_pool_input(suite, shape, dtype, kind):
+    """Random values with NaNs, few distinct values (ties in most
+    windows), or mostly -inf (windows of -inf only)."""
+    if kind == "ties":
+        return suite.randint(3, *shape).to(dtype)
+    if kind == "infinities":
+        values = torch.tensor([float("-inf")] * 6 + [1.0, float("nan")],
+                              dtype=dtype)
+        return values[suite.randint(len(values), *shape)]
+    x = suite.randn(*shape).to(dtype)
+    x.view(-1)[::7] = float("nan")
+    return x
+
+
+def nhwc_case(suite, dtype, kind, shape, kernel, strides, padding, dilation,
+              ceil):
+    def body():
+        x = max_pool_input(suite, shape, dtype, kind)
+        geometry = (kernel, strides, padding, dilation, ceil)
+        nchw = MaxPool2dParams(*geometry[:4], int(ceil), 0).arg()
+        last = MaxPool2dParams(*geometry[:4], int(ceil), 1).arg()
+        out = pooled_shape(shape, *geometry)
+        want = api.empty(out, dtype)
+        suite.kernels("fluid_cpu_max_pool2d", x, want, nchw)
+        got = api.empty(pooled_shape(shape, *geometry, True), dtype)
+        suite.kernels("fluid_cpu_max_pool2d", nhwc(x), got, last)
+        if bits(got) != bits(nhwc(want)):
+            raise AssertionError("NHWC output differs from the NCHW one")
+        picks = torch.full(tuple(out), 255, dtype=torch.uint8)
+        suite.kernels("fluid_cpu_max_pool2d_with_indices", x, want, picks,
+                      nchw)
+        got = api.empty(got.shape, dtype)
+        got_picks = torch.full(tuple(got.shape), 255, dtype=torch.uint8)
+        suite.kernels("fluid_cpu_max_pool2d_with_indices", nhwc(x), got,
+                      got_picks, last)
+        if bits(got) != bits(nhwc(want)):
+            raise AssertionError("NHWC output with indices differs")
+        if not torch.equal(got_picks, nhwc(picks)):
+            raise AssertionError("NHWC indices differ from the NCHW ones")
+    return body
+
+
+def params_layout_case():
+    def body():
+        with_flag = ctypes.sizeof(MaxPool2dParams)
+        without = ctypes.sizeof(api.MaxPool2dParams)
+        if with_flag != without or MaxPool2dParams.channels_last.offset != 84:
+            raise AssertionError(f"sizes {with_flag} and {without}, "
+                                 "channels_last at "
+                                 f"{MaxPool2dParams.channels_last.offset}")
+    return body
+
+
+# (name, entry point, arguments but params, params, expected message part)
+def nhwc_error_cases():
+    x = torch.zeros(1, 6, 6, 2)
+    good = ([2, 2], [2, 2], [0, 0, 0, 0], [1, 1], 0)
+    return [
+        ("layout 2", "fluid_cpu_max_pool2d", (x, api.empty([1, 3, 3, 2],
+                                                           torch.float32)),
+         MaxPool2dParams(*good, 2).arg(),
+         "channels_last must be 0 (NCHW) or 1 (NHWC), got 2"),
+        ("NCHW-shaped output", "fluid_cpu_max_pool2d",
+         (x, api.empty([1, 2, 3, 3], torch.float32)),
+         MaxPool2dParams(*good, 1).arg(),
+         "output shape [1,2,3,3] does not match expected [1,3,3,2]"),
+        ("rank 3", "fluid_cpu_max_pool2d",
+         (torch.zeros(6, 6, 2), api.empty([3, 3, 2], torch.float32)),
+         MaxPool2dParams(*good, 1).arg(), "input must have rank 4, got shape"),
+        ("indices shape", "fluid_cpu_max_pool2d_with_indices",
+         (x, api.empty([1, 3, 3, 2], torch.float32),
+          torch.zeros(1, 2, 3, 3, dtype=torch.uint8)),
+         MaxPool2dParams(*good, 1).arg(),
+         "indices shape [1,2,3,3] does not match expected [1,3,3,2]"),
+    ]
+
+
+def nhwc_error_case(suite, entry, args, params, message):
+    def body():
+        outputs = [a.clone() for a in args[1:]]
+        status, error = suite.kernels.status(entry, args[0], *outputs, params)
+        if status == 0 or message not in error:
+            raise AssertionError(f"status {status}, message {error!r}")
+        for before, after in zip(args[1:], outputs):
+            if bits(before) != bits(after):
+                raise AssertionError("an output was written")
+    return body
+
+
 def main():
     suite = api.Suite(sys.argv)
+    suite.case("max_pool2d params: channels_last takes the tail padding",
+               params_layout_case())
+    for dtype, dtype_name in NHWC_DTYPES:
+        for name, *geometry in NHWC_CASES:
+            for kind in ["random", "ties", "infinities"]:
+                suite.case(f"max_pool2d channels-last {dtype_name} {name} "
+                           f"input {geometry[0]} {kind} values bitwise NCHW",
+                           nhwc_case(suite, dtype, kind, *geometry))
+    for name, entry, args, params, message in nhwc_error_cases():
+        suite.case(f"max_pool2d channels-last error: {name}",
+                   nhwc_error_case(suite, entry, args, params, message))
     for dtype, dtype_name in api.FLOAT_DTYPES:
         for name, shape, kernel, strides, padding, dilation, ceil in MAX_CASES:
             suite.case(f"max_pool2d {dtype_name} {name} input {shape}",

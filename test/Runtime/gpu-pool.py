@@ -34,6 +34,16 @@ the input. The gradient's fixed-window gather (3x3 and 2x2 stride 2, 2 x
 4 cells a thread) gets FIXED's odd widths (16-byte stores not aligned,
 rows ending inside a thread's cells), odd heights and uncovered cells.
 
+Channels last (channels_last = 1: [N,H,W,C] tensors and indices): the
+four max pooling kernels on the geometries above (ResNet's stem
+included) and on channel counts that take the 16-byte vector path (a
+multiple of 4 f32 or 2 f64) or one channel a thread (odd counts, 6 in
+f32), ties, NaNs and windows of -inf; max_pool2d_grad with a kernel of
+more than 256 cells (its picks as int64 in the workspace); a gradient of
+more than 2^31 elements (64-bit indices), whose first and last channels
+are checked. Each is bitwise the cpu's channels-last kernel, and the
+cuda gradient from the cuda indices bitwise the cpu's from the input.
+
 The forwards walk the cpu's taps in its order and the gradients gather,
 adding in the cpu's order, so f64 and f32 results are expected bitwise
 equal: max pooling's must be, average pooling's are checked at f64 rtol
@@ -41,6 +51,7 @@ equal: max pooling's must be, average pooling's are checked at f64 rtol
 Errors get the cpu backend's messages.
 """
 
+import ctypes
 import importlib
 import os
 import sys
@@ -287,6 +298,158 @@ def large_tensor_case(h):
     return body
 
 
+class LayoutParams(harness.Params):
+    """fluid_max_pool2d_params with its last field, channels_last; the
+    harness's MaxPool2dParams stops before it (passing 0 in the tail
+    padding the field takes)."""
+    _fields_ = MaxPool2dParams._fields_ + [("channels_last", harness.I32)]
+
+
+def nhwc_params(kernel, strides, padding, dilation, ceil, channels_last=1):
+    """Channels-last params, as the entry points' declared argument."""
+    params = LayoutParams(kernel, strides, padding, dilation, ceil,
+                          channels_last)
+    return ctypes.cast(ctypes.pointer(params),
+                       ctypes.POINTER(MaxPool2dParams))
+
+
+def nhwc_shape(shape):
+    n, c, h, w = shape
+    return [n, h, w, c]
+
+
+# Channels last: channel counts on and off the vector path (a multiple of
+# 4 f32 or 2 f64 takes 16 bytes a thread).
+NHWC = [
+    ("nhwc 3x3 s2 p1 C=64 odd sizes", [2, 64, 17, 15], [3, 3], [2, 2],
+     [1, 1, 1, 1], [1, 1], 0),
+    ("nhwc 2x2 s2 ceil C=8", [3, 8, 9, 7], [2, 2], [2, 2], [0, 0, 0, 0],
+     [1, 1], 1),
+    ("nhwc 3x3 s1 C=6", [2, 6, 8, 9], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1],
+     0),
+    ("nhwc 1x1 s2 C=12", [2, 12, 7, 7], [1, 1], [2, 2], [0, 0, 0, 0],
+     [1, 1], 0),
+    ("nhwc 3x2 asymmetric C=5", [2, 5, 8, 7], [3, 2], [2, 1], [0, 1, 2, 0],
+     [1, 1], 0),
+    ("nhwc dilation 2x3 ceil C=4", [1, 4, 13, 14], [2, 3], [2, 2],
+     [1, 0, 0, 2], [2, 3], 1),
+    ("nhwc stride > kernel C=2", [2, 2, 11, 11], [2, 2], [3, 3],
+     [0, 0, 0, 0], [1, 1], 0),
+]
+# Channels last without saved picks only: a kernel of more than 256 cells.
+NHWC_LARGE_KERNEL = [
+    ("nhwc kernel of 272 cells C=4", [1, 4, 20, 21], [16, 17], [1, 2],
+     [1, 0, 0, 1], [1, 1], 0),
+    ("nhwc kernel of 272 cells C=3", [2, 3, 17, 19], [17, 16], [2, 1],
+     [0, 0, 0, 0], [1, 1], 1),
+]
+
+
+def nhwc_case(h, window, dtype, ties=False, indices=True):
+    """The channels-last kernels, cuda against cpu, bitwise; with
+    `indices`, max_pool2d_with_indices and max_pool2d_grad_indices too."""
+    _, shape, kernel, strides, padding, dilation, ceil = window
+
+    def body():
+        params = nhwc_params(kernel, strides, padding, dilation, ceil)
+        in_shape = nhwc_shape(shape)
+        out = nhwc_shape(output_shape(shape, kernel, strides, padding,
+                                      dilation, ceil))
+        x = pool_input(h, in_shape, dtype, ties)
+        g = h.randn(*out, dtype=dtype)
+        results = run_both(h, "max_pool2d", x, Out(out, dtype), params)
+        results += run_both(h, "max_pool2d_grad", g, x, Out(in_shape, dtype),
+                            params)
+        if indices:
+            forward = run_both(h, "max_pool2d_with_indices", x,
+                               Out(out, dtype), Out(out, np.uint8), params)
+            backward = run_both(h, "max_pool2d_grad_indices", g,
+                                forward[1][1], Out(in_shape, dtype), params)
+            if not harness.bitwise_equal(backward[0][1], results[1][0]):
+                raise AssertionError("cuda gradient from the indices differs "
+                                     "from the cpu's from the input")
+            results += forward + backward
+        note = harness.compare(results)
+        if note != "bitwise equal":
+            raise AssertionError(f"channels-last max pooling {note}, not "
+                                 "bitwise equal")
+        return note
+    return body
+
+
+def large_nhwc_case(h):
+    """3x3 s2 p1 over [1, 3, 3, C] with 9 * C > 2^31 (the gradient's
+    64-bit indices, 16-byte vectors): zeros but the first and last
+    `edge` channels of every pixel, which are compared with the cpu's on
+    those channels alone (bitwise, f32). Needs 26 GB of device memory."""
+    dtype, side, edge = np.float32, 3, 8
+    channels = -(-LARGE_ELEMENTS // (side * side * 4)) * 4 + 4
+
+    def body():
+        shape = [1, side, side, channels]
+        out = nhwc_shape(output_shape([1, channels, side, side], [3, 3],
+                                      [2, 2], [1, 1, 1, 1], [1, 1], 0))
+        params = nhwc_params([3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 0)
+        ctx, lib = h.ctx, h.lib
+        tensors = [fluidcuda.DeviceTensor(ctx, shape, dtype),
+                   fluidcuda.DeviceTensor(ctx, out, dtype),
+                   fluidcuda.DeviceTensor(ctx, out, dtype),
+                   fluidcuda.DeviceTensor(ctx, out, np.uint8),
+                   fluidcuda.DeviceTensor(ctx, shape, dtype)]
+        x, g, y, picks, gx = tensors
+        try:
+            xs = pool_input(h, shape[:3] + [2 * edge], dtype, None)
+            gs = h.randn(*out[:3], 2 * edge, dtype=dtype)
+
+            def edges(t, array=None):
+                """Writes `array` ([..., 2 * edge]) into, or reads, the
+                first and last `edge` channels of every pixel of t."""
+                item = t.dtype.itemsize
+                host = np.empty(tuple(t.shape[:3]) + (2 * edge,), t.dtype) \
+                    if array is None else np.ascontiguousarray(array)
+                for pixel in np.ndindex(*t.shape[:3]):
+                    base = t.pointer + int(np.ravel_multi_index(
+                        pixel, t.shape[:3])) * channels * item
+                    for k, first in enumerate([0, channels - edge]):
+                        piece = np.ascontiguousarray(
+                            host[pixel][k * edge:(k + 1) * edge])
+                        device = base + first * item
+                        if array is None:
+                            ctx.check(lib.fluid_cuda_copy_to_host(
+                                ctx.handle, piece.ctypes.data, device,
+                                piece.nbytes))
+                            host[pixel][k * edge:(k + 1) * edge] = piece
+                        else:
+                            ctx.check(lib.fluid_cuda_copy_to_device(
+                                ctx.handle, device, piece.ctypes.data,
+                                piece.nbytes))
+                return host
+            for t, array in [(x, xs), (g, gs)]:
+                ctx.check(lib.fluid_cuda_memset_zero(ctx.handle, t.pointer,
+                                                     t.nbytes))
+                edges(t, array)
+            ctx("max_pool2d_with_indices", x, y, picks, params)
+            ctx("max_pool2d_grad_indices", g, picks, gx, params)
+            got = [edges(y), edges(picks), edges(gx)]
+        finally:
+            for t in tensors:
+                t.free()
+        want_y = np.empty(out[:3] + [2 * edge], dtype)
+        want_picks = np.empty(out[:3] + [2 * edge], np.uint8)
+        want_gx = np.empty_like(xs)
+        fluidcuda.cpu(lib, "max_pool2d_with_indices", xs, want_y, want_picks,
+                      params)
+        fluidcuda.cpu(lib, "max_pool2d_grad_indices", gs, want_picks,
+                      want_gx, params)
+        for name, want, have in [("output", want_y, got[0]),
+                                 ("indices", want_picks, got[1]),
+                                 ("grad_input", want_gx, got[2])]:
+            if not harness.bitwise_equal(have, want):
+                raise AssertionError(f"{name} of the edge channels differs")
+        return f"{side * side * channels:,} elements, bitwise equal"
+    return body
+
+
 def avg_case(h, window, dtype, count_include_pad):
     _, shape, kernel, strides, padding, _, ceil = window
 
@@ -357,6 +520,20 @@ def error_cases(h):
             MaxPool2dParams([16, 17], [1, 1], [0, 0, 0, 0], [1, 1], 0)),
         "global_avg_pool dtype": ("global_avg_pool", x,
                                   Out((1, 1, 1, 1), np.float32)),
+        "channels_last 2": ("max_pool2d", x, Out((1, 2, 2, 1), f64),
+                            nhwc_params([2, 2], [2, 2], [0, 0, 0, 0],
+                                        [1, 1], 0, channels_last=2)),
+        "NHWC output given channels first": (
+            "max_pool2d", np.ones((1, 4, 4, 3)), Out((1, 3, 2, 2), f64),
+            nhwc_params([2, 2], [2, 2], [0, 0, 0, 0], [1, 1], 0)),
+        "NHWC grad indices given channels first": (
+            "max_pool2d_grad_indices", np.ones((1, 2, 2, 3)),
+            np.zeros((1, 3, 2, 2), np.uint8), Out((1, 4, 4, 3), f64),
+            nhwc_params([2, 2], [2, 2], [0, 0, 0, 0], [1, 1], 0)),
+        "NHWC grad_input shape": (
+            "max_pool2d_grad", np.ones((1, 2, 2, 2)), np.ones((1, 4, 4, 2)),
+            Out((1, 2, 4, 4), f64),
+            nhwc_params([2, 2], [2, 2], [0, 0, 0, 0], [1, 1], 0)),
     }
     for name, (op, *args) in cases.items():
         h.case(f"error {op}: {name}",
@@ -385,12 +562,25 @@ def main():
                                ("infinities", "infinities")]:
                 h.case(f"max_pool2d_with_indices {mode} {window[0]} {kind}",
                        indices_case(h, window, dtype, ties=ties))
+        for window in WINDOWS + DILATED + INDEXED + NHWC:
+            h.case(f"channels-last max pooling {mode} {window[0]} "
+                   f"{nhwc_shape(window[1])}", nhwc_case(h, window, dtype))
+        for window in WINDOWS[:6] + FIXED[:2] + NHWC:
+            for kind, ties in [("ties", True), ("NaNs", None),
+                               ("infinities", "infinities")]:
+                h.case(f"channels-last max pooling {mode} {window[0]} {kind}",
+                       nhwc_case(h, window, dtype, ties=ties))
+        for window in NHWC_LARGE_KERNEL:
+            h.case(f"channels-last max pooling {mode} {window[0]} (int64 "
+                   "picks)", nhwc_case(h, window, dtype, indices=False))
         for window in WINDOWS:
             for include in [False, True]:
                 h.case(f"avg_pool2d {mode} {window[0]} {window[1]} "
                        f"count_include_pad={int(include)}",
                        avg_case(h, window, dtype, include))
     h.case("max_pool2d f32 more than 2^31 elements", large_tensor_case(h))
+    h.case("channels-last max_pool2d_grad_indices f32 more than 2^31 "
+           "elements", large_nhwc_case(h))
     error_cases(h)
     h.finish()
 

@@ -282,11 +282,15 @@ def FluidFuseElementwise : Pass<"fluid-fuse-elementwise", "::mlir::ModuleOp"> {
     Legality and cost model (docs/FUSION.md): no library call (convolution,
     matmul, batch norm's statistics, pooling, reductions) is fused; all ops
     of a region compute the same shape, smaller operands are broadcast
-    inputs; no op is duplicated, so nothing is recomputed for several
-    consumers, and a value that ops outside the region read is one more
-    result of it; a region runs where its last op ran, so an op joins a
+    inputs; nothing expensive is recomputed for several consumers, and a
+    value that ops outside the region read is one more result of it (the
+    exception: an op reading 16-bit values through widening casts whose
+    wider result costs more to store and read back than its inputs cost to
+    read again, such as relu_grad in a 16-bit batch norm's backward pass,
+    is copied for each later user that only fusible, view and small ops
+    separate from it); a region runs where its last op ran, so an op joins a
     group only if nothing outside the group reads the group's values
-    before it; a group of one op stays that op. f32 and f64 only. An
+    before it; a group of one op stays that op. An
     input that is a view of another value (slices at offset 0, reshapes of
     unit dimensions) becomes that value with the view applied inside the
     region, so the kernel reads it in place instead of a copy.
@@ -302,6 +306,8 @@ def FluidFuseElementwise : Pass<"fluid-fuse-elementwise", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numRegions", "regions", "Fused regions formed">,
     Statistic<"numFusedOps", "fused-ops", "Elementwise ops moved into regions">,
+    Statistic<"numDuplicatedOps", "duplicated-ops",
+              "Widening ops copied for later users instead of stored">,
   ];
 }
 

@@ -899,3 +899,32 @@ func.func @f(%x: tensor<1x3x10x11xf32>) {
   %y, %i = fluid.max_pool2d_with_indices %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x3x10x11xf32> -> tensor<1x3x5x6xf32>, tensor<1x3x6x5xui8>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<10x11x3xf32>) -> tensor<5x6x3xf32> {
+  // expected-error @+2 {{input must have rank 4 (NHWC), got 'tensor<10x11x3xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = fluid.max_pool2d %x {channels_last, kernel_size = array<i64: 2, 2>} : tensor<10x11x3xf32> -> tensor<5x6x3xf32>
+  return %0 : tensor<5x6x3xf32>
+}
+
+// -----
+
+// A channels-last pool pools H and W of [N, H, W, C], not the last two
+// dimensions.
+func.func @f(%x: tensor<1x10x11x3xf32>) -> tensor<1x10x5x1xf32> {
+  // expected-error @+2 {{'fluid.max_pool2d' op inferred type(s) 'tensor<1x5x5x3xf32>' are incompatible with return type(s) of operation 'tensor<1x10x5x1xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = fluid.max_pool2d %x {channels_last, kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x10x11x3xf32> -> tensor<1x10x5x1xf32>
+  return %0 : tensor<1x10x5x1xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<1x10x11x3xf32>) {
+  // expected-error @+2 {{'fluid.max_pool2d_with_indices' op inferred type(s) 'tensor<1x5x6x3xf32>', 'tensor<1x5x6x3xui8>' are incompatible with return type(s) of operation 'tensor<1x5x6x3xf32>', 'tensor<1x3x5x6xui8>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %i = fluid.max_pool2d_with_indices %x {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x10x11x3xf32> -> tensor<1x5x6x3xf32>, tensor<1x3x5x6xui8>
+  return
+}

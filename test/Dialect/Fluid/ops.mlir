@@ -130,6 +130,20 @@ func.func @pooling(%x: tensor<1x3x10x11xf32>)
   return %0, %1, %2, %3 : tensor<1x3x5x6xf32>, tensor<1x3x5x6xf32>, tensor<1x3x4x6xf32>, tensor<1x3x1x1xf32>
 }
 
+// Channels-last max pooling: [N, H, W, C] in and out; the attribute
+// survives printing and parsing (the shape rule reads it while parsing).
+// CHECK-LABEL: func.func @pooling_channels_last
+func.func @pooling_channels_last(%x: tensor<1x10x11x3xf32>)
+    -> (tensor<1x5x6x3xf32>, tensor<1x6x6x3xf32>, tensor<1x6x6x3xui8>) {
+  // CHECK: fluid.max_pool2d %{{.*}} {channels_last, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x10x11x3xf32> -> tensor<1x5x6x3xf32>
+  %0 = fluid.max_pool2d %x {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<1x10x11x3xf32> -> tensor<1x5x6x3xf32>
+  // CHECK: %{{.*}}, %{{.*}} = fluid.max_pool2d_with_indices %{{.*}} {ceil_mode, channels_last, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x10x11x3xf32> -> tensor<1x6x6x3xf32>, tensor<1x6x6x3xui8>
+  %y, %idx = fluid.max_pool2d_with_indices %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, ceil_mode, channels_last}
+      : tensor<1x10x11x3xf32> -> tensor<1x6x6x3xf32>, tensor<1x6x6x3xui8>
+  return %0, %y, %idx : tensor<1x5x6x3xf32>, tensor<1x6x6x3xf32>, tensor<1x6x6x3xui8>
+}
+
 // CHECK-LABEL: func.func @linalg
 func.func @linalg(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>, %bt: tensor<5x8xf32>, %bias: tensor<5xf32>,
                   %ba: tensor<3x4x8xf32>, %bb: tensor<3x8x2xf32>)

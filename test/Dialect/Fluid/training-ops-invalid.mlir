@@ -346,3 +346,30 @@ func.func @f(%p: tensor<4xf32>, %lr: tensor<f32>, %flag: tensor<i64>) {
   %0 = "fluid.sgd"(%p, %p, %lr, %flag) : (tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @f(%dy: tensor<1x3x5x6xf32>, %x: tensor<1x10x11x3xf32>) {
+  // expected-error @+1 {{grad_output has type 'tensor<1x3x5x6xf32>', but the forward op's output would be 'tensor<1x5x6x3xf32>'}}
+  %0 = fluid.max_pool2d_grad %dy, %x {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<1x3x5x6xf32>, tensor<1x10x11x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<5x6x3xf32>, %x: tensor<10x11x3xf32>) {
+  // expected-error @+1 {{input must have rank 4 (NHWC), got 'tensor<10x11x3xf32>'}}
+  %0 = fluid.max_pool2d_grad %dy, %x {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<5x6x3xf32>, tensor<10x11x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<1x5x6x3xf32>, %i: tensor<1x3x5x6xui8>) {
+  // expected-error @+1 {{indices have type 'tensor<1x3x5x6xui8>', but the forward op's would be 'tensor<1x5x6x3xui8>'}}
+  %0 = fluid.max_pool2d_grad_indices %dy, %i {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<1x5x6x3xf32>, tensor<1x3x5x6xui8> -> tensor<1x10x11x3xf32>
+  return
+}

@@ -81,6 +81,20 @@ func.func @grads(%dy: tensor<2x8x5x4xf32>, %x: tensor<2x4x9x7xf32>, %w: tensor<8
   return
 }
 
+// The max pooling gradients channels-last: [N, H, W, C] tensors, checked
+// against the forward's channels-last shape rule.
+// CHECK-LABEL: func.func @pool_grads_channels_last
+func.func @pool_grads_channels_last(%dy: tensor<1x5x6x3xf32>, %x: tensor<1x10x11x3xf32>,
+                                    %idx: tensor<1x5x6x3xui8>) {
+  // CHECK: fluid.max_pool2d_grad %{{.*}}, %{{.*}} {channels_last, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x5x6x3xf32>, tensor<1x10x11x3xf32>
+  %0 = fluid.max_pool2d_grad %dy, %x {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<1x5x6x3xf32>, tensor<1x10x11x3xf32>
+  // CHECK: fluid.max_pool2d_grad_indices %{{.*}}, %{{.*}} {channels_last, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x5x6x3xf32>, tensor<1x5x6x3xui8> -> tensor<1x10x11x3xf32>
+  %1 = fluid.max_pool2d_grad_indices %dy, %idx {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : tensor<1x5x6x3xf32>, tensor<1x5x6x3xui8> -> tensor<1x10x11x3xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @updates
 func.func @updates(%p: tensor<8x4xf32>, %g: tensor<8x4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
   // CHECK: fluid.sgd %{{.*}}, %{{.*}}, %{{.*}} {weight_decay = 1.000000e-04 : f64} : tensor<8x4xf32>, tensor<f32>

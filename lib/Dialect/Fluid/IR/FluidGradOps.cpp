@@ -183,8 +183,8 @@ BatchNormGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
 LogicalResult MaxPool2DGradOp::verify() {
   ShapeErrors errors(getLoc(), getOperationName());
   FailureOr<RankedTensorType> forward = inferPool2DType(
-      errors, getInput().getType(), getKernelSize(), getStrides(),
-      getPadding(), getDilation(), getCeilMode(), getChannelsLast());
+      errors, getInput().getType(), getKernelSize(), getStrides(), getPadding(),
+      getDilation(), getCeilMode(), getChannelsLast());
   if (failed(forward))
     return failure();
   return expectGradOutputType(*this, *forward, getGradOutput().getType());

@@ -408,13 +408,11 @@ FailureOr<RankedTensorType> mlir::fluid::detail::inferPool2DType(
                                input.getElementType());
 }
 
-static LogicalResult inferPool2D(StringRef opName, std::optional<Location> loc,
-                                 Value inputValue, ArrayRef<int64_t> kernel,
-                                 ArrayRef<int64_t> strides,
-                                 ArrayRef<int64_t> padding,
-                                 ArrayRef<int64_t> dilation, bool ceilMode,
-                                 bool channelsLast,
-                                 SmallVectorImpl<Type> &inferred) {
+static LogicalResult
+inferPool2D(StringRef opName, std::optional<Location> loc, Value inputValue,
+            ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+            ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+            bool ceilMode, bool channelsLast, SmallVectorImpl<Type> &inferred) {
   ShapeErrors errors(loc, opName);
   FailureOr<RankedTensorType> input = errors.tensor(inputValue, "input");
   if (failed(input))
@@ -435,11 +433,10 @@ LogicalResult MaxPool2DOp::inferReturnTypes(MLIRContext *context,
   // (When parsing, channels_last is in the attribute dictionary.)
   Properties defaults;
   Adaptor adaptor = withDefaults<MaxPool2DOp>(context, rawAdaptor, defaults);
-  return inferPool2D(getOperationName(), loc, adaptor.getInput(),
-                     adaptor.getKernelSize(), adaptor.getStrides(),
-                     adaptor.getPadding(), adaptor.getDilation(),
-                     adaptor.getCeilMode(), adaptor.getChannelsLast(),
-                     inferred);
+  return inferPool2D(
+      getOperationName(), loc, adaptor.getInput(), adaptor.getKernelSize(),
+      adaptor.getStrides(), adaptor.getPadding(), adaptor.getDilation(),
+      adaptor.getCeilMode(), adaptor.getChannelsLast(), inferred);
 }
 
 FailureOr<std::pair<RankedTensorType, RankedTensorType>>

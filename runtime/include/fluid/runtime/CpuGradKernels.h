@@ -93,6 +93,9 @@ fluid_status fluid_cpu_tanh_grad(const fluid_tensor *grad_output,
 /// [N,C,H,W] as PyTorch's cpu kernel picks it (the first maximum in
 /// row-major window order; a NaN wins, the last one if several), and
 /// grad_output [N,C,OH,OW] is added into grad_input (input's shape) there.
+/// With channels_last, input [N,H,W,C] and grad_output [N,OH,OW,C]: bitwise
+/// the NCHW gradient on the transposed tensors (each cell's sum in the
+/// same order; here and in fluid_cpu_max_pool2d_grad_indices).
 fluid_status fluid_cpu_max_pool2d_grad(const fluid_tensor *grad_output,
                                        const fluid_tensor *input,
                                        fluid_tensor *grad_input,
@@ -104,7 +107,8 @@ fluid_status fluid_cpu_max_pool2d_grad(const fluid_tensor *grad_output,
 /// [N,C,H,W] is the forward input's shape. Bitwise what
 /// fluid_cpu_max_pool2d_grad gives from that input: the same sums in the
 /// same order. An index naming a tap outside the input (padding, or past
-/// the kernel's cells) sends nothing.
+/// the kernel's cells) sends nothing. With channels_last, grad_output and
+/// indices [N,OH,OW,C], grad_input [N,H,W,C].
 fluid_status fluid_cpu_max_pool2d_grad_indices(
     const fluid_tensor *grad_output, const fluid_tensor *indices,
     fluid_tensor *grad_input, const fluid_max_pool2d_params *params);

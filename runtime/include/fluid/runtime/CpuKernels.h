@@ -10,8 +10,9 @@
 // when every check has passed.
 //
 // Floating-point tensors are FLUID_F32 or FLUID_F64, one dtype per call;
-// the layout is NCHW, dense and row-major. Outputs must not overlap inputs
-// unless an entry point says otherwise.
+// the layout is NCHW (NHWC where a parameter struct's channels_last says
+// so), dense and row-major. Outputs must not overlap inputs unless an
+// entry point says otherwise.
 //
 // The parameter structs and argument lists are backend-neutral: the cuda
 // backend mirrors every fluid_cpu_<op> as fluid_cuda_<op> with the same

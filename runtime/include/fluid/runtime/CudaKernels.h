@@ -272,7 +272,8 @@ fluid_status fluid_cuda_global_avg_pool(fluid_cuda_context *context,
                                         fluid_tensor *output);
 
 /* Pooling with ceil_mode, asymmetric padding and dilation
-   (fluid_cpu_max_pool2d, ...). The gradients gather, without atomics. */
+   (fluid_cpu_max_pool2d, ...), max pooling channels-last too. The
+   gradients gather, without atomics. */
 fluid_status fluid_cuda_max_pool2d(fluid_cuda_context *context,
                                    const fluid_tensor *input,
                                    fluid_tensor *output,
