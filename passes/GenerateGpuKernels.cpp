@@ -151,6 +151,13 @@ private:
   Value constantIndex(ImplicitLocOpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, v);
   }
+  /// Counts this block done on counters[counter] (by thread 0, once the
+  /// block's partial sums reached the device) and returns, the same in
+  /// every thread of the block, whether it was the last of `splits` (the
+  /// flag travels through scratch[0], between barriers).
+  Value countBlockDone(ImplicitLocOpBuilder &b, Value thread, Value scratch,
+                       Value counters, Value counter, int64_t splits,
+                       Type element);
   /// x / d and x % d (unsigned); in 32 bits when `narrow` (a 64-bit
   /// division by a constant costs several times the instructions). The
   /// offsets themselves stay 64-bit, as the loops' pointer increments.
@@ -655,23 +662,9 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
           ValueRange{arith::AddIOp::create(b, mine, constantIndex(b, r))});
     // The partials reach the device before the count does.
     NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
-    Value one = arith::ConstantOp::create(b, b.getI32IntegerAttr(1));
-    Value before = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
-                                               one, counters, channel);
-    Value last = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::eq, before,
-        arith::ConstantOp::create(b, b.getI32IntegerAttr(splits - 1)));
-    Value flag = arith::SelectOp::create(
-        b, last,
-        arith::ConstantOp::create(b, element, b.getFloatAttr(element, 1)),
-        zeroElement);
-    memref::StoreOp::create(b, flag, scratch, constantIndex(b, 0));
   }
-  gpu::BarrierOp::create(b);
-  Value flag = memref::LoadOp::create(b, scratch, constantIndex(b, 0));
-  gpu::BarrierOp::create(b);
   Value isLast =
-      arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, flag, zeroElement);
+      countBlockDone(b, thread, scratch, counters, channel, splits, element);
   // Uniform across the block: the barriers of the tree are safe inside.
   auto whenLast = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
   {
@@ -726,6 +719,37 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
   }
   gpu::ReturnOp::create(b);
   return success();
+}
+
+Value KernelBuilder::countBlockDone(ImplicitLocOpBuilder &b, Value thread,
+                                    Value scratch, Value counters,
+                                    Value counter, int64_t splits,
+                                    Type element) {
+  Value zero =
+      arith::ConstantOp::create(b, element, b.getFloatAttr(element, 0));
+  {
+    Value isThread0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, thread,
+                                            constantIndex(b, 0));
+    auto when = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inIf(b);
+    b.setInsertionPointToStart(when.thenBlock());
+    Value before = memref::AtomicRMWOp::create(
+        b, arith::AtomicRMWKind::addi,
+        arith::ConstantOp::create(b, b.getI32IntegerAttr(1)), counters,
+        ValueRange{counter});
+    Value last = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, before,
+        arith::ConstantOp::create(b, b.getI32IntegerAttr(splits - 1)));
+    Value one =
+        arith::ConstantOp::create(b, element, b.getFloatAttr(element, 1));
+    memref::StoreOp::create(b, arith::SelectOp::create(b, last, one, zero),
+                            scratch, ValueRange{constantIndex(b, 0)});
+  }
+  gpu::BarrierOp::create(b);
+  Value flag =
+      memref::LoadOp::create(b, scratch, ValueRange{constantIndex(b, 0)});
+  gpu::BarrierOp::create(b);
+  return arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, flag, zero);
 }
 
 scf::ForOp KernelBuilder::accumulate(
@@ -893,31 +917,12 @@ LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
     // The partials reach the device before the count does.
     NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
   });
+  // (Every row lane 0 stored its partials: the count waits for them.)
   gpu::BarrierOp::create(b);
   Value counters = buffers[buffers.size() - 2];
   Value counter = mul(tileIndex, tile);
-  Value one = arith::ConstantOp::create(b, element, b.getFloatAttr(element, 1));
-  {
-    Value isThread0 =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, thread, index(0));
-    auto when = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard inIf(b);
-    b.setInsertionPointToStart(when.thenBlock());
-    Value before = memref::AtomicRMWOp::create(
-        b, arith::AtomicRMWKind::addi,
-        arith::ConstantOp::create(b, b.getI32IntegerAttr(1)), counters,
-        ValueRange{counter});
-    Value last = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::eq, before,
-        arith::ConstantOp::create(b, b.getI32IntegerAttr(splits - 1)));
-    memref::StoreOp::create(b, arith::SelectOp::create(b, last, one, zero),
-                            scratch, ValueRange{index(0)});
-  }
-  gpu::BarrierOp::create(b);
-  Value flag = memref::LoadOp::create(b, scratch, ValueRange{index(0)});
-  gpu::BarrierOp::create(b);
   Value isLast =
-      arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, flag, zero);
+      countBlockDone(b, thread, scratch, counters, counter, splits, element);
   // Uniform across the block: the barriers inside are safe.
   auto whenLast = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
   {

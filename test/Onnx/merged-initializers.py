@@ -19,7 +19,6 @@
 
 import os
 import re
-import subprocess
 import sys
 import warnings
 
@@ -29,6 +28,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import onnx_training  # noqa: E402
+from onnx_training import run  # noqa: E402
 import safetensors_io  # noqa: E402
 
 work = sys.argv[1]
@@ -84,12 +85,6 @@ if len(graph.initializer) >= len(state) or len(identities) < 6:
              "tensors: torch.onnx did not merge them, so nothing is tested")
 
 
-def run(*command):
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(command)}\n{result.stderr}")
-    return result.stdout
-
 
 run("fluid-import-onnx", path("net.onnx"), "--loss", "softmax_cross_entropy",
     "-o", path("net.mlir"))
@@ -106,53 +101,9 @@ for name, value in state.items():
     if name in params and not np.array_equal(params[name], value.numpy()):
         problems.append(f"parameter {name} differs from the state dict")
 
-run("fluid-opt", path("net.mlir"),
-    f"--fluid-build-training=optimizer=momentum lr={LR} momentum={MOMENTUM}",
-    "-o", path("train.mlir"))
-out = run("fluid-run", path("train.mlir"), "--repeat", str(STEPS),
-          "--params", path("net.safetensors"),
-          "--input", "images=" + path("images.npy"),
-          "--input", "labels=" + path("labels.npy"),
-          "--save-params", path("after.safetensors"), "--print-values", "1")
-losses = [float(m.group(1)) for m in
-          re.finditer(r"output #0: \[\] f32  values: (\S+)", out)]
-
-net.train()
-optimizer = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
-torch_losses = []
-for _ in range(STEPS):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(net(images), labels)
-    torch_losses.append(loss.item())
-    loss.backward()
-    optimizer.step()
-
-if len(losses) != STEPS:
-    problems.append(f"{len(losses)} losses printed, expected {STEPS}")
-for step, (ours, theirs) in enumerate(zip(losses, torch_losses)):
-    if abs(ours - theirs) > 1e-5 * abs(theirs):
-        problems.append(f"step {step + 1}: loss {ours} vs PyTorch's {theirs}")
-
-after = safetensors_io.load(path("after.safetensors"))
-expected = {k: v.numpy() for k, v in net.state_dict().items()
-            if not k.endswith("num_batches_tracked")}
-for name, p in net.named_parameters():
-    expected[name + ".momentum_buffer"] = \
-        optimizer.state[p]["momentum_buffer"].numpy()
-extra = set(after) - set(expected) - {"global_step"}
-if extra:
-    problems.append(f"checkpoint has tensors {sorted(extra)} that PyTorch "
-                    "has not")
-worst = 0.0
-for name, value in expected.items():
-    if name not in after:
-        problems.append(f"checkpoint lacks {name}")
-        continue
-    diff = np.abs(after[name] - value)
-    worst = max(worst, (diff / (np.abs(value) + 1e-2)).max())
-    if np.any(diff > 1e-4 * np.abs(value) + 1e-6):
-        problems.append(f"{name} after {STEPS} steps: max |diff| "
-                        f"{diff.max():.3g}")
+losses, torch_losses, compared = onnx_training.train_like_torch(
+    net, path, {"images": (path("images.npy"), images)}, labels, STEPS,
+    LR, MOMENTUM, problems)
 
 if problems:
     print("FAIL merged initializers: " + "; ".join(problems[:8]))
@@ -161,4 +112,4 @@ print(f"PASS merged initializers: {len(graph.initializer)} initializers and "
       f"{len(identities)} Identity nodes became {len(params)} parameters "
       f"named as the state dict; losses "
       + ", ".join(f"{a:.6f} vs {b:.6f}" for a, b in zip(losses, torch_losses))
-      + f"; {len(expected)} tensors after {STEPS} steps as PyTorch's")
+      + f"; {compared} tensors after {STEPS} steps as PyTorch's")

@@ -16,7 +16,6 @@
 
 import os
 import re
-import subprocess
 import sys
 import warnings
 
@@ -26,6 +25,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import onnx_training  # noqa: E402
+from onnx_training import run  # noqa: E402
 import safetensors_io  # noqa: E402
 
 work = sys.argv[1]
@@ -71,12 +72,6 @@ if any(count != 2 for count in reads.values()) or any(
 problems = []
 
 
-def run(*command):
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(command)}\n{result.stderr}")
-    return result.stdout
-
 
 run("fluid-import-onnx", path("net.onnx"), "--loss", "softmax_cross_entropy",
     "-o", path("net.mlir"))
@@ -112,49 +107,10 @@ for i, name in enumerate(grad_names):
         problems.append(f"gradient of {name}: error {error:.3g} of its max")
 
 # Training: each parameter updated once per step.
-run("fluid-opt", path("net.mlir"),
-    f"--fluid-build-training=optimizer=momentum lr={LR} momentum={MOMENTUM}",
-    "-o", path("train.mlir"))
-out = run("fluid-run", path("train.mlir"), "--repeat", str(STEPS),
-          "--params", path("net.safetensors"),
-          "--input", "x=" + path("x.npy"),
-          "--input", "labels=" + path("labels.npy"),
-          "--save-params", path("after.safetensors"), "--print-values", "1")
-losses = [float(m.group(1)) for m in
-          re.finditer(r"output #0: \[\] f32  values: (\S+)", out)]
-
 net.load_state_dict(state)
-optimizer = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
-torch_losses = []
-for _ in range(STEPS):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(net(x), labels)
-    torch_losses.append(loss.item())
-    loss.backward()
-    optimizer.step()
-
-if len(losses) != STEPS:
-    problems.append(f"{len(losses)} losses printed, expected {STEPS}")
-for step, (ours, theirs) in enumerate(zip(losses, torch_losses)):
-    if abs(ours - theirs) > 1e-5 * abs(theirs):
-        problems.append(f"step {step + 1}: loss {ours} vs PyTorch's {theirs}")
-after = safetensors_io.load(path("after.safetensors"))
-expected = {k: v.numpy() for k, v in net.state_dict().items()}
-for name, p in net.named_parameters():
-    expected[name + ".momentum_buffer"] = \
-        optimizer.state[p]["momentum_buffer"].numpy()
-extra = set(after) - set(expected) - {"global_step"}
-if extra:
-    problems.append(f"checkpoint has tensors {sorted(extra)} that PyTorch "
-                    "has not")
-for name, value in expected.items():
-    if name not in after:
-        problems.append(f"checkpoint lacks {name}")
-        continue
-    diff = np.abs(after[name] - value)
-    if np.any(diff > 1e-4 * np.abs(value) + 1e-6):
-        problems.append(f"{name} after {STEPS} steps: max |diff| "
-                        f"{diff.max():.3g}")
+losses, torch_losses, compared = onnx_training.train_like_torch(
+    net, path, {"x": (path("x.npy"), x)}, labels, STEPS, LR, MOMENTUM,
+    problems)
 
 if problems:
     print("FAIL tied weights: " + "; ".join(problems[:8]))
@@ -162,4 +118,4 @@ if problems:
 print(f"PASS tied weights: {len(params)} parameters named as the state "
       f"dict, {len(grad_names)} gradients summed over their uses; losses "
       + ", ".join(f"{a:.6f} vs {b:.6f}" for a, b in zip(losses, torch_losses))
-      + f"; {len(expected)} tensors after {STEPS} steps as PyTorch's")
+      + f"; {compared} tensors after {STEPS} steps as PyTorch's")

@@ -1,0 +1,83 @@
+"""Shared by the ONNX training tests (test/Onnx/merged-initializers.py,
+tied-weights.py): a tool run that fails the test with its error output,
+and momentum-SGD steps of an imported model on fluid-run (cpu backend)
+checked against the same steps of the PyTorch model."""
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import safetensors_io
+
+
+def run(*command):
+    """Runs a tool; exits with FAIL and its stderr if it fails."""
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(command)}\n{result.stderr}")
+    return result.stdout
+
+
+def train_like_torch(net, path, inputs, labels, steps, lr, momentum,
+                     problems):
+    """Builds momentum SGD for path("net.mlir") with fluid-opt, runs
+    `steps` steps with fluid-run from path("net.safetensors") on `inputs`
+    ({graph input name: (.npy path, tensor)}) and `labels`, then the same
+    steps of `net` (train mode, from its current state) with torch.optim.
+    Appends to `problems` every loss off by more than 1e-5 relative, and
+    every parameter, buffer or momentum buffer off by more than 1e-4
+    relative + 1e-6 absolute. Returns (fluid losses, torch losses, number
+    of tensors compared)."""
+    run("fluid-opt", path("net.mlir"),
+        f"--fluid-build-training=optimizer=momentum lr={lr} "
+        f"momentum={momentum}", "-o", path("train.mlir"))
+    feeds = []
+    for name, (file, _) in inputs.items():
+        feeds += ["--input", f"{name}={file}"]
+    out = run("fluid-run", path("train.mlir"), "--repeat", str(steps),
+              "--params", path("net.safetensors"), *feeds,
+              "--input", "labels=" + path("labels.npy"),
+              "--save-params", path("after.safetensors"),
+              "--print-values", "1")
+    losses = [float(m.group(1)) for m in
+              re.finditer(r"output #0: \[\] f32  values: (\S+)", out)]
+
+    net.train()
+    optimizer = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
+    torch_losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(net(*[t for _, t in inputs.values()]), labels)
+        torch_losses.append(loss.item())
+        loss.backward()
+        optimizer.step()
+
+    if len(losses) != steps:
+        problems.append(f"{len(losses)} losses printed, expected {steps}")
+    for step, (ours, theirs) in enumerate(zip(losses, torch_losses)):
+        if abs(ours - theirs) > 1e-5 * abs(theirs):
+            problems.append(f"step {step + 1}: loss {ours} vs PyTorch's "
+                            f"{theirs}")
+    after = safetensors_io.load(path("after.safetensors"))
+    expected = {k: v.numpy() for k, v in net.state_dict().items()
+                if not k.endswith("num_batches_tracked")}
+    for name, p in net.named_parameters():
+        expected[name + ".momentum_buffer"] = \
+            optimizer.state[p]["momentum_buffer"].numpy()
+    extra = set(after) - set(expected) - {"global_step"}
+    if extra:
+        problems.append(f"checkpoint has tensors {sorted(extra)} that "
+                        "PyTorch has not")
+    for name, value in expected.items():
+        if name not in after:
+            problems.append(f"checkpoint lacks {name}")
+            continue
+        diff = np.abs(after[name] - value)
+        if np.any(diff > 1e-4 * np.abs(value) + 1e-6):
+            problems.append(f"{name} after {steps} steps: max |diff| "
+                            f"{diff.max():.3g}")
+    return losses, torch_losses, len(expected)
