@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Runs on the build machine (it has MLIR): compiles the training
 # executables the GPU machine runs, since that machine has no MLIR.
-#   build/gpu-programs/: lenet5-{cuda,cpu} (batch 64), resnet18-{cuda,cpu} (batch 4,
-#     64x64 images, 10 classes) and Fashion-MNIST's four files, for
+#   build/gpu-programs/: lenet5-{cuda,cpu} (batch 64; cuda in its default
+#     layout, channels-last), resnet18-{cuda,cpu} (batch 4, 64x64 images, 10
+#     classes; both NCHW) and Fashion-MNIST's four files, for
 #     scripts/gpu-run.sh;
 #   build/bench/: resnet50-cuda and resnet34-cuda (batch 128, 224x224, 1000
-#     classes, momentum SGD lr 0.1 momentum 0.9), for bench/resnet.sh, and
+#     classes, momentum SGD lr 0.1 momentum 0.9; the default layout,
+#     channels-last), for bench/resnet.sh, and
 #     NAME-{base,freed,planned,recompute}-cuda with their memory reports,
 #     for bench/memory.sh, and NAME-opt-{both,nofold,nogroup,neither}-cuda
 #     (the optimizer passes on and off), for bench/optimizer.sh, and
 #     NAME-{fused,unfused}-cuda (fusion and batch norm's expansion on and
-#     off), for bench/fusion.sh, and NAME-bf16-cuda (--precision bf16),
-#     and NAME-nhwc-cuda, NAME-nhwc-bf16-cuda (--layout nhwc), for
+#     off; NCHW), for bench/fusion.sh, and NAME-bf16-cuda (--precision bf16,
+#     NCHW), and NAME-nhwc-cuda, NAME-nhwc-bf16-cuda (--layout nhwc), for
 #     bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow} in
 #     build/gpu-programs, resnet18-bf16-{cuda,cpu,cuda-unfused} and
 #     resnet18-nhwc-{cuda,cuda-unfused,bf16-cuda}, se-resnext50-{cpu,nhwc-cuda}
@@ -30,12 +32,13 @@ programs="$build/gpu-programs"
 bench="$build/bench"
 mkdir -p "$programs" "$bench"
 
-compile() { # MODEL-OPTIONS... -- OUTPUT BACKEND TRAINING
+compile() { # OUTPUT BACKEND TRAINING MODEL-OPTIONS... (fluid-compile's
+  # further flags in the array compile_flags)
   local out="$1" backend="$2" training="$3"
   shift 3
   "$bin/fluid-models" "$@" -o "$out.mlir"
   "$bin/fluid-compile" "$out.mlir" --backend "$backend" --training "$training" \
-    -o "$out" --quiet
+    ${compile_flags[@]+"${compile_flags[@]}"} -o "$out" --quiet
   echo "compiled $out"
 }
 
@@ -64,8 +67,10 @@ for backend in cuda cpu; do
 done
 echo "compiled lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow}, lenet5-cuda-fp32"
 resnet18="optimizer=momentum lr=0.1 momentum=0.9"
+compile_flags=(--layout nchw)
 compile "$programs/resnet18-cuda" cuda "$resnet18" resnet18 --batch 4 \
   --image-size 64 --classes 10
+compile_flags=()
 compile "$programs/resnet18-cpu" cpu "$resnet18" resnet18 --batch 4 \
   --image-size 64 --classes 10
 # ResNet-18 in bf16 (activations stored 16-bit, so gradient sums of 16-bit
@@ -73,7 +78,7 @@ compile "$programs/resnet18-cpu" cpu "$resnet18" resnet18 --batch 4 \
 for variant in "cuda:cuda" "cpu:cpu" "cuda-unfused:cuda --no-fuse-elementwise"; do
   read -r -a flags <<< "${variant#*:}"
   "$bin/fluid-compile" "$programs/resnet18-cuda.mlir" --backend "${flags[@]}" \
-    --training "$resnet18" --precision bf16 \
+    --layout nchw --training "$resnet18" --precision bf16 \
     -o "$programs/resnet18-bf16-${variant%%:*}" --quiet
 done
 echo "compiled resnet18-bf16-{cuda,cpu,cuda-unfused}"
@@ -103,8 +108,8 @@ echo "compiled se-resnext50-{cpu,nhwc-cuda}"
 # every fusible op with gradients (test/Runtime/Inputs/fusion-ops.mlir; its
 # cosine schedule, unfolded, adds the scalar ops), fused and not.
 "$bin/fluid-compile" "$programs/resnet18-cuda.mlir" --backend cuda \
-  --training "$resnet18" --no-expand-batch-norm --no-fuse-elementwise \
-  -o "$programs/resnet18-cuda-unfused" --quiet
+  --layout nchw --training "$resnet18" --no-expand-batch-norm \
+  --no-fuse-elementwise -o "$programs/resnet18-cuda-unfused" --quiet
 fusion_ops="optimizer=momentum lr=0.05 momentum=0.9 schedule=cosine total-steps=6 warmup-steps=2"
 for variant in "cuda:cuda" "cpu:cpu" "cuda-unfused:cuda --no-fuse-elementwise"; do
   read -r -a flags <<< "${variant#*:}"
@@ -123,11 +128,12 @@ for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext5
   IFS=: read -r name model <<< "$config"
   "$bin/fluid-models" "$model" --batch 128 -o "$bench/$name-fusion.mlir"
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
-    -o "$bench/$name-fused-cuda" --quiet
+    --layout nchw -o "$bench/$name-fused-cuda" --quiet
   # Its C++ (PTX and launches) for bench/fused-kernels.py, compressed
   # (what the device tool carries is limited), and that of the bf16 and
   # channels-last programs below.
-  for variant in "fused:" "bf16:--precision bf16" "nhwc:--layout nhwc" \
+  for variant in "fused:--layout nchw" "bf16:--layout nchw --precision bf16" \
+    "nhwc:--layout nhwc" \
     "nhwc-bf16:--layout nhwc --precision bf16"; do
     read -r -a flags <<< "${variant#*:}"
     "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
@@ -135,11 +141,11 @@ for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext5
       gzip -9 > "$bench/$name-${variant%%:*}.cpp.gz"
   done
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
-    --no-expand-batch-norm --no-fuse-elementwise \
+    --layout nchw --no-expand-batch-norm --no-fuse-elementwise \
     -o "$bench/$name-unfused-cuda" --quiet
   # bench/precision.sh: the same step in bf16.
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
-    --precision bf16 -o "$bench/$name-bf16-cuda" --quiet
+    --layout nchw --precision bf16 -o "$bench/$name-bf16-cuda" --quiet
   # bench/precision.sh: both precisions channels-last (--layout nhwc).
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
     --layout nhwc -o "$bench/$name-nhwc-cuda" --quiet

@@ -126,8 +126,9 @@ bool mlir::fluid::isChannelsLastSum(FusionOp fusion) {
 }
 
 int64_t mlir::fluid::fusedColumnTileChannels(FusionOp fusion) {
+  int64_t width = fusedVectorWidth(fusion);
   return std::min<int64_t>(fusion.getIterationShape().back(),
-                           kColumnTileChannels);
+                           width == 1 ? 32 : kColumnTileVectors * width);
 }
 
 /// The channel count of a region with sums.
@@ -148,7 +149,7 @@ int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
     // Tiles of channels, each split along the rows: 16 blocks per SM of an
     // H200 where there is enough work (at least 16384 elements per block),
     // and few enough splits that the tile's last block reads at most
-    // kColumnPartialsPerThread partial sums per thread.
+    // kColumnPartialsPerThread partial sums per thread and 32 channels.
     int64_t tile = fusedColumnTileChannels(fusion);
     int64_t tiles = (channels + tile - 1) / tile;
     int64_t perTile = count / channels * tile;
@@ -158,7 +159,7 @@ int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
     constexpr int64_t kTargetBlocks = 2112, kMinPerBlock = 16384;
     int64_t splits = (kTargetBlocks + tiles - 1) / tiles;
     int64_t cap = kColumnPartialsPerThread * kReductionThreads /
-                  (tile * std::max<int64_t>(reductions, 1));
+                  (32 * std::max<int64_t>(reductions, 1));
     return std::max<int64_t>(1,
                              std::min({splits, perTile / kMinPerBlock, cap}));
   }

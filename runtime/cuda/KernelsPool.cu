@@ -1616,8 +1616,12 @@ __device__ inline void coveringWindows(Coord reach, Coord kernel,
 }
 
 /// A thread per kV channels of one output: the maxima to `output` and the
-/// picks' offsets in the window to `taps`, each where non-null.
-template <typename T, int kV, typename Index, typename Tap>
+/// picks' offsets in the window to `taps`, each where non-null. With kMax
+/// > 0 the window is at most kMax x kMax taps: the loops unroll and every
+/// tap's load is issued before the first comparison (a tap outside the
+/// input reads -inf, which never wins), rather than one load's latency
+/// per tap.
+template <typename T, int kV, typename Index, typename Tap, int kMax>
 __global__ void __launch_bounds__(kBlockSize)
     maxPoolNhwcKernel(const T *__restrict__ input, NhwcWindows<Index> w,
                       Index items, T *__restrict__ output,
@@ -1649,22 +1653,45 @@ __global__ void __launch_bounds__(kBlockSize)
       best[l] = T(-INFINITY);
       pick[l] = UCoord(kyBegin) * UCoord(w.kernelW) + UCoord(kxBegin);
     }
-    for (Coord ky = kyBegin; ky < kyEnd; ++ky) {
-      const T *row = image + (top + ky * w.dilationH) * rowSize;
-      const UCoord rowTap = UCoord(ky) * UCoord(w.kernelW);
-      for (Coord kx = kxBegin; kx < kxEnd; ++kx) {
-        const Vector<T, kV> value = *reinterpret_cast<const Vector<T, kV> *>(
-            row + int64_t(left + kx * w.dilationW) * w.channels);
+    auto consider = [&](const Vector<T, kV> &value, UCoord tap) {
 #pragma unroll
-        for (int l = 0; l < kV; ++l) {
-          // A NaN wins, the last one if several, as on the cpu.
-          const T v = value.v[l];
-          if (v > best[l] || v != v) {
-            best[l] = v;
-            pick[l] = rowTap + UCoord(kx);
-          }
+      for (int l = 0; l < kV; ++l) {
+        // A NaN wins, the last one if several, as on the cpu.
+        const T v = value.v[l];
+        if (v > best[l] || v != v) {
+          best[l] = v;
+          pick[l] = tap;
         }
       }
+    };
+    auto load = [&](Coord ky, Coord kx) {
+      return *reinterpret_cast<const Vector<T, kV> *>(
+          image + (top + ky * w.dilationH) * rowSize +
+          int64_t(left + kx * w.dilationW) * w.channels);
+    };
+    if constexpr (kMax > 0) {
+      Vector<T, kV> values[kMax][kMax];
+#pragma unroll
+      for (int ky = 0; ky < kMax; ++ky)
+#pragma unroll
+        for (int kx = 0; kx < kMax; ++kx) {
+          if (ky >= kyBegin && ky < kyEnd && kx >= kxBegin && kx < kxEnd) {
+            values[ky][kx] = load(ky, kx);
+          } else {
+#pragma unroll
+            for (int l = 0; l < kV; ++l)
+              values[ky][kx].v[l] = T(-INFINITY);
+          }
+        }
+#pragma unroll
+      for (int ky = 0; ky < kMax; ++ky)
+#pragma unroll
+        for (int kx = 0; kx < kMax; ++kx)
+          consider(values[ky][kx], UCoord(ky) * UCoord(w.kernelW) + UCoord(kx));
+    } else {
+      for (Coord ky = kyBegin; ky < kyEnd; ++ky)
+        for (Coord kx = kxBegin; kx < kxEnd; ++kx)
+          consider(load(ky, kx), UCoord(ky) * UCoord(w.kernelW) + UCoord(kx));
     }
     const int64_t o = int64_t(i) * kV;
     if (output) {
@@ -1719,9 +1746,62 @@ forEachCoveringNhwc(const NhwcWindows<Index> &w, int64_t n,
   }
 }
 
+/// The windows covering input cell (ih, iw) of image `n`, at most kMax
+/// along each axis, as forEachCoveringNhwc visits them: every window's
+/// picks and gradients loaded first (into `picks` and `grads`, row-major,
+/// `valid` saying which of the kMax x kMax slots are windows), so that the
+/// loads overlap.
+template <int kMax, typename T, int kV, typename Index, typename Tap>
+__device__ __forceinline__ void
+loadCoveringNhwc(const NhwcWindows<Index> &w, int64_t n,
+                 typename NhwcWindows<Index>::Coord ih,
+                 typename NhwcWindows<Index>::Coord iw, int64_t channel,
+                 const T *gradOutput, const Tap *taps,
+                 Vector<Tap, kV> (&picks)[kMax * kMax],
+                 Vector<T, kV> (&grads)[kMax * kMax],
+                 std::make_unsigned_t<typename NhwcWindows<Index>::Coord> (
+                     &tapOf)[kMax * kMax],
+                 bool (&valid)[kMax * kMax]) {
+  using Coord = typename NhwcWindows<Index>::Coord;
+  using UCoord = std::make_unsigned_t<Coord>;
+  const Coord reachH = ih + w.padTop, reachW = iw + w.padLeft;
+  Coord ohFirst, ohLast, owFirst, owLast;
+  coveringWindows(reachH, w.kernelH, w.dilationH, w.strideH, w.outHeight,
+                  w.byStrideH, ohFirst, ohLast);
+  coveringWindows(reachW, w.kernelW, w.dilationW, w.strideW, w.outWidth,
+                  w.byStrideW, owFirst, owLast);
+  const int64_t outImage = n * w.outHeight;
+#pragma unroll
+  for (int j = 0; j < kMax; ++j) {
+    const Coord oh = ohFirst + j;
+    const Coord dy = reachH - oh * w.strideH;
+    const bool rowValid =
+        oh <= ohLast && (w.dilationH == 1 || dy % w.dilationH == 0);
+    const UCoord rowTap =
+        UCoord(w.dilationH == 1 ? dy : dy / w.dilationH) * UCoord(w.kernelW);
+#pragma unroll
+    for (int k = 0; k < kMax; ++k) {
+      const Coord ow = owFirst + k;
+      const Coord dx = reachW - ow * w.strideW;
+      const int slot = j * kMax + k;
+      valid[slot] = rowValid && ow <= owLast &&
+                    (w.dilationW == 1 || dx % w.dilationW == 0);
+      tapOf[slot] = rowTap + UCoord(w.dilationW == 1 ? dx : dx / w.dilationW);
+      if (valid[slot]) {
+        const int64_t o =
+            ((outImage + oh) * w.outWidth + ow) * w.channels + channel;
+        picks[slot] = *reinterpret_cast<const Vector<Tap, kV> *>(taps + o);
+        grads[slot] = *reinterpret_cast<const Vector<T, kV> *>(gradOutput + o);
+      }
+    }
+  }
+}
+
 /// A thread per kV channels of one input cell: the gradient from the
-/// windows' picks `taps` (offsets in the window).
-template <typename T, int kV, typename Index, typename Tap>
+/// windows' picks `taps` (offsets in the window). With kMax > 0 at most
+/// kMax windows cover a cell along each axis: their loads are issued
+/// together (loadCoveringNhwc) instead of one window after another.
+template <typename T, int kV, typename Index, typename Tap, int kMax>
 __global__ void __launch_bounds__(kBlockSize)
     maxPoolGradNhwcKernel(const T *__restrict__ gradOutput,
                           const Tap *__restrict__ taps, NhwcWindows<Index> w,
@@ -1735,6 +1815,14 @@ __global__ void __launch_bounds__(kBlockSize)
     Coord ih, iw;
     w.split(i, kV, n, ih, iw, channel);
     Vector<T, kV> cell;
+    constexpr int kSlots = kMax > 0 ? kMax * kMax : 1;
+    Vector<Tap, kV> loadedPicks[kSlots];
+    Vector<T, kV> loadedGrads[kSlots];
+    UCoord loadedTaps[kSlots];
+    bool loadedValid[kSlots];
+    if constexpr (kMax > 0)
+      loadCoveringNhwc<kMax>(w, n, ih, iw, channel, gradOutput, taps,
+                             loadedPicks, loadedGrads, loadedTaps, loadedValid);
     // The gradients of the windows that picked the cell, summed in
     // row-major window order; unpicked windows add +0, which changes no
     // sum (a sum of +0 and picked terms is never -0).
@@ -1742,18 +1830,28 @@ __global__ void __launch_bounds__(kBlockSize)
       using Sum = std::remove_pointer_t<decltype(sums)>;
       int most = 0;
       int count[kV] = {};
-      forEachCoveringNhwc(w, n, ih, iw, [&](int64_t o, UCoord tap) {
-        const Vector<Tap, kV> picks =
-            *reinterpret_cast<const Vector<Tap, kV> *>(taps + o + channel);
-        const Vector<T, kV> grads =
-            *reinterpret_cast<const Vector<T, kV> *>(gradOutput + o + channel);
+      auto add = [&](const Vector<Tap, kV> &picks, const Vector<T, kV> &grads,
+                     UCoord tap) {
 #pragma unroll
         for (int l = 0; l < kV; ++l) {
           const bool picked = UCoord(picks.v[l]) == tap;
           sums[l] += picked ? Sum(grads.v[l]) : Sum(0);
           count[l] += int(picked);
         }
-      });
+      };
+      if constexpr (kMax > 0) {
+#pragma unroll
+        for (int slot = 0; slot < kSlots; ++slot)
+          if (loadedValid[slot])
+            add(loadedPicks[slot], loadedGrads[slot], loadedTaps[slot]);
+      } else {
+        forEachCoveringNhwc(w, n, ih, iw, [&](int64_t o, UCoord tap) {
+          add(*reinterpret_cast<const Vector<Tap, kV> *>(taps + o + channel),
+              *reinterpret_cast<const Vector<T, kV> *>(gradOutput + o +
+                                                       channel),
+              tap);
+        });
+      }
 #pragma unroll
       for (int l = 0; l < kV; ++l)
         most = count[l] > most ? count[l] : most;
@@ -1829,11 +1927,17 @@ void launchMaxPoolNhwc(cudaStream_t stream, const T *input, const PoolShape &g,
     constexpr int kV = decltype(width)::value;
     using Index = decltype(zero);
     const int64_t items = cells * (g.channels / kV);
-    maxPoolNhwcKernel<T, kV, Index, Tap>
-        <<<nhwcBlocks(items), kBlockSize, 0, stream>>>(
-            input, NhwcWindows<Index>(g, g.channels / kV, false), Index(items),
-            output, taps);
-    checkLaunch();
+    auto run = [&](auto max) {
+      maxPoolNhwcKernel<T, kV, Index, Tap, decltype(max)::value>
+          <<<nhwcBlocks(items), kBlockSize, 0, stream>>>(
+              input, NhwcWindows<Index>(g, g.channels / kV, false),
+              Index(items), output, taps);
+      checkLaunch();
+    };
+    if (kBytePicks && g.rows.kernel <= 3 && g.cols.kernel <= 3)
+      run(std::integral_constant<int, 3>{});
+    else
+      run(std::integral_constant<int, 0>{});
   });
 }
 
@@ -1852,11 +1956,21 @@ void launchMaxPoolGradNhwc(cudaStream_t stream, const T *gradOutput,
     constexpr int kV = decltype(width)::value;
     using Index = decltype(zero);
     const int64_t items = cells * (g.channels / kV);
-    maxPoolGradNhwcKernel<T, kV, Index, Tap>
-        <<<nhwcBlocks(items), kBlockSize, 0, stream>>>(
-            gradOutput, taps, NhwcWindows<Index>(g, g.channels / kV, true),
-            Index(items), gradInput);
-    checkLaunch();
+    auto run = [&](auto max) {
+      maxPoolGradNhwcKernel<T, kV, Index, Tap, decltype(max)::value>
+          <<<nhwcBlocks(items), kBlockSize, 0, stream>>>(
+              gradOutput, taps, NhwcWindows<Index>(g, g.channels / kV, true),
+              Index(items), gradInput);
+      checkLaunch();
+    };
+    // At most ceil(span / stride) windows cover a cell along an axis.
+    auto covering = [](const auto &axis) {
+      return ceilDiv((axis.kernel - 1) * axis.dilation + 1, axis.stride);
+    };
+    if (kBytePicks && covering(g.rows) <= 2 && covering(g.cols) <= 2)
+      run(std::integral_constant<int, 2>{});
+    else
+      run(std::integral_constant<int, 0>{});
   });
 }
 

@@ -158,9 +158,10 @@ static cl::opt<bool> noFuseElementwise(
 static cl::opt<std::string> layoutOption(
     "layout",
     cl::desc("Activation layout of the convolutions and the ops around them "
-             "(--fluid-layout): nchw (default) or nhwc (channels last; "
-             "docs/LAYOUT.md)"),
-    cl::value_desc("nchw|nhwc"), cl::init("nchw"), cl::cat(compileCategory));
+             "(--fluid-layout): nhwc (channels last; the default for the "
+             "cuda backend) or nchw (the default for the cpu backend); "
+             "docs/LAYOUT.md"),
+    cl::value_desc("nchw|nhwc"), cl::init(""), cl::cat(compileCategory));
 static cl::opt<unsigned> gpuIndexBitwidth(
     "gpu-index-bitwidth",
     cl::desc("Bit width of the generated cuda kernels' divisions and "
@@ -398,8 +399,14 @@ int main(int argc, char **argv) {
     return fail("--workspace-limit must be -1 (none) or a size in MiB up to "
                 "2^30, got " +
                 llvm::Twine(workspaceLimit));
-  if (layoutOption != "nchw" && layoutOption != "nhwc")
-    return fail("--layout must be nchw or nhwc, got '" + layoutOption + "'");
+  // Channels-last wins on the GPU (cuDNN's fast convolutions are NHWC);
+  // the cpu backend's reference kernels are NCHW.
+  const std::string layout =
+      layoutOption.getNumOccurrences()
+          ? std::string(layoutOption)
+          : (options.backend == EmitBackend::Cuda ? "nhwc" : "nchw");
+  if (layout != "nchw" && layout != "nhwc")
+    return fail("--layout must be nchw or nhwc, got '" + layout + "'");
   if (gpuIndexBitwidth != 32 && gpuIndexBitwidth != 64)
     return fail("--gpu-index-bitwidth must be 32 or 64, got " +
                 llvm::Twine(static_cast<unsigned>(gpuIndexBitwidth)));
@@ -414,10 +421,10 @@ int main(int argc, char **argv) {
       pm.addPass(createFluidRecomputeElementwise());
     if (!noExpandBatchNorm)
       pm.addPass(createFluidExpandBatchNorm());
-    if (layoutOption != "nchw") {
-      FluidLayoutOptions layout;
-      layout.layout = layoutOption;
-      pm.addPass(createFluidLayout(layout));
+    if (layout != "nchw") {
+      FluidLayoutOptions layoutOptions;
+      layoutOptions.layout = layout;
+      pm.addPass(createFluidLayout(layoutOptions));
     }
     if (!noFuseElementwise)
       pm.addPass(createFluidFuseElementwise());

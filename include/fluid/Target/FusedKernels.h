@@ -80,16 +80,21 @@ constexpr int64_t kReductionThreads = 256;
 /// iteration space (a channels-last program's batch-norm sums). Its kernel
 /// walks [rows, C]: each block takes a tile of fusedColumnTileChannels
 /// channels (one vector of them per thread, consecutive threads on
-/// consecutive vectors, so a warp reads whole 128-byte lines of f32) and
-/// one split of the rows; it runs tiles * splits blocks. The last block of
-/// a tile sums tile * reductions * splits partial sums, so tiles are
-/// narrow (more tiles, fewer splits for the same number of blocks) and
-/// the splits capped (kColumnPartialsPerThread).
+/// consecutive vectors, so that a warp reads whole 128-byte lines of its
+/// narrowest type: 32 channels of f32, 64 of bf16 or f16) and one split
+/// of the rows; it runs tiles * splits blocks. The last block of a tile
+/// sums tile * reductions * splits partial sums, so tiles are narrow (more
+/// tiles, fewer splits for the same number of blocks) and the splits
+/// capped (kColumnPartialsPerThread).
 bool isChannelsLastSum(FusionOp fusion);
-constexpr int64_t kColumnTileChannels = 32;
-/// The partial sums each thread of a tile's last block reads, at most.
+/// The vectors of a tile's row: 8 of 16 bytes, one 128-byte line.
+constexpr int64_t kColumnTileVectors = 8;
+/// The partial sums each thread of a tile's last block reads, at most, per
+/// 32 channels of the tile (a 64-channel 16-bit tile reads twice as many,
+/// so that it runs as many blocks as a 32-channel f32 tile).
 constexpr int64_t kColumnPartialsPerThread = 64;
-/// min(C, kColumnTileChannels).
+/// min(C, kColumnTileVectors vectors of fusedVectorWidth channels), 32
+/// channels where the width is 1.
 int64_t fusedColumnTileChannels(FusionOp fusion);
 
 /// The blocks of the generated kernel of a region with sums: channels *
