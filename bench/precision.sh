@@ -15,11 +15,12 @@
 # momentum SGD lr 0.1 momentum 0.9), build/lib, and PyTorch in
 # /opt/torch/.venv. FLUID_BENCH_STEPS (30) timed steps after
 # FLUID_BENCH_WARMUP (5); one deadline (FLUID_BENCH_DEADLINE_S, 540 s);
-# FLUID_BENCH_TORCH_COMPILE=0 skips torch.compile; the channels-last
-# programs NAME-{nhwc,nhwc-bf16}-cuda (--layout nhwc) run too, each also
-# profiled (and the TF32 NCHW one, for comparison), unless
-# FLUID_BENCH_NHWC=0. Last, bench/table.py
-# writes $OUT/table.md.
+# FLUID_BENCH_TORCH_COMPILE=0 skips torch.compile (channels_last, TF32
+# and bf16); the channels-last programs NAME-{nhwc,nhwc-bf16}-cuda (the
+# cuda default) run, and the NCHW ones NAME-{fused,bf16}-cuda unless
+# FLUID_BENCH_NCHW=0; each fluid program is also profiled (--profile, no
+# CUDA graph) unless FLUID_BENCH_PROFILE=0. Last, bench/table.py writes
+# $out/table.md.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root" || exit 1
@@ -31,7 +32,8 @@ steps="${FLUID_BENCH_STEPS:-30}"
 warmup="${FLUID_BENCH_WARMUP:-5}"
 deadline="${FLUID_BENCH_DEADLINE_S:-540}"
 torch_compile="${FLUID_BENCH_TORCH_COMPILE:-1}"
-layouts="${FLUID_BENCH_NHWC:-1}"
+nchw="${FLUID_BENCH_NCHW:-1}"
+profile="${FLUID_BENCH_PROFILE:-1}"
 python="${FLUID_BENCH_PYTHON:-/opt/torch/.venv/bin/python}"
 reserve=20
 
@@ -41,19 +43,22 @@ source "$root/bench/lib.sh"
 
 log_environment
 
+# fluid_variant NAME MODEL VARIANT SUFFIX: the timed run and, unless
+# FLUID_BENCH_PROFILE=0, the profiled one.
+fluid_variant() {
+  fluid "$1" "$2" "$3" "$4" 150 --warmup "$warmup" --steps "$steps"
+  if [ "$profile" = "1" ]; then
+    fluid "$1" "$2" "$3" "$4-profile" 90 --steps 6 --profile 5 --no-graph
+  fi
+}
+
 for config in $configs; do
   IFS=: read -r name model <<< "$config"
-  fluid "$name" "$model" fused fluid 150 --warmup "$warmup" --steps "$steps"
-  fluid "$name" "$model" bf16 fluid-bf16 150 --warmup "$warmup" --steps "$steps"
-  fluid "$name" "$model" bf16 fluid-bf16-profile 90 --steps 6 --profile 5 --no-graph
-  if [ "$layouts" = "1" ]; then
-    fluid "$name" "$model" fused fluid-profile 90 --steps 6 --profile 5 --no-graph
-    fluid "$name" "$model" nhwc fluid-nhwc 150 --warmup "$warmup" --steps "$steps"
-    fluid "$name" "$model" nhwc fluid-nhwc-profile 90 --steps 6 --profile 5 --no-graph
-    fluid "$name" "$model" nhwc-bf16 fluid-nhwc-bf16 150 --warmup "$warmup" \
-      --steps "$steps"
-    fluid "$name" "$model" nhwc-bf16 fluid-nhwc-bf16-profile 90 --steps 6 \
-      --profile 5 --no-graph
+  fluid_variant "$name" "$model" nhwc fluid-nhwc
+  fluid_variant "$name" "$model" nhwc-bf16 fluid-nhwc-bf16
+  if [ "$nchw" = "1" ]; then
+    fluid_variant "$name" "$model" fused fluid
+    fluid_variant "$name" "$model" bf16 fluid-bf16
   fi
   torch "$model" torch-channels_last 120 --memory-format channels_last
   torch "$model" torch-channels_last-bf16 120 --memory-format channels_last \
@@ -62,6 +67,8 @@ done
 if [ "$torch_compile" = "1" ]; then
   for config in $configs; do
     IFS=: read -r name model <<< "$config"
+    torch "$model" torch-compile-channels_last 240 --compile \
+      --memory-format channels_last
     torch "$model" torch-compile-channels_last-bf16 240 --compile \
       --memory-format channels_last --precision bf16
   done

@@ -51,13 +51,10 @@ bool isRank4(Value value) {
   return type && type.getRank() == 4;
 }
 
-/// Elementwise ops (NumPy broadcasting, no attribute that names an axis).
+/// Elementwise ops (NumPy broadcasting, no attribute that names an axis)
+/// of 4-D results.
 bool isAgnosticElementwise(Operation *op) {
-  return isa<ReluOp, SigmoidOp, TanhOp, NegOp, ExpOp, LogOp, CosOp, SqrtOp,
-             FloorOp, AddOp, SubOp, MulOp, DivOp, PowOp, MinimumOp, MaximumOp,
-             GreaterEqualOp, SelectOp, CastOp, ReluGradOp, SigmoidGradOp,
-             TanhGradOp>(op) &&
-         op->getNumResults() == 1 && isRank4(op->getResult(0));
+  return isLayoutAgnosticElementwise(op) && isRank4(op->getResult(0));
 }
 
 class LayoutAssigner {

@@ -29,6 +29,13 @@ llvm::Expected<ParamStore> ParamStore::initialize(ModuleOp module,
   ParamStore store;
   for (ParamOp param : module.getOps<ParamOp>()) {
     StringRef name = param.getSymName();
+    // The interpreter keeps parameters in their checkpoint layout; a
+    // compiled program's driver converts stored permutations.
+    if (param.getStorageOrder())
+      return llvm::createStringError(
+          "parameter @%s is stored permuted (storage_order, "
+          "--fluid-permute-storage); run the program before that pass",
+          name.str().c_str());
     llvm::Expected<HostTensor> tensor =
         HostTensor::allocate(param.getTensorType(), "parameter @" + name);
     if (!tensor)

@@ -159,11 +159,20 @@ std::optional<DTypeInfo> dtypeOf(Type type) {
   return std::nullopt;
 }
 
-/// `{"name", FLUID_F32, rank, {shape}}`.
-std::string valueLiteral(StringRef name, ShapedType type) {
+/// `{"name", FLUID_F32, rank, {shape}, {}}` of a value of stored type
+/// `type`; one stored permuted (`storageOrder`, stored dimension d is
+/// dimension storageOrder[d]) has its unpermuted shape and the order:
+/// `{"name", FLUID_F32, rank, {shape}, {order}}`.
+std::string valueLiteral(StringRef name, ShapedType type,
+                         std::optional<ArrayRef<int64_t>> storageOrder = {}) {
+  SmallVector<int64_t> shape(type.getShape());
+  if (storageOrder)
+    for (auto [d, from] : llvm::enumerate(*storageOrder))
+      shape[from] = type.getDimSize(d);
   return "{" + quoted(name) + ", " +
          dtypeOf(type.getElementType())->enumerator + ", " +
-         std::to_string(type.getRank()) + ", " + intList(type.getShape()) + "}";
+         std::to_string(type.getRank()) + ", " + intList(shape) + ", " +
+         (storageOrder ? intList(*storageOrder) : "{}") + "}";
 }
 
 //===----------------------------------------------------------------------===//
@@ -948,10 +957,16 @@ void FunctionEmitter::write(raw_ostream &os) {
   os << title << std::string(std::max<int>(1, 77 - title.size()), '-')
      << "===//\n\n";
   os << "const fluid_program_value " << s << "Arguments[] = {\n";
-  for (auto [i, argument] : llvm::enumerate(func.getArguments()))
+  for (auto [i, argument] : llvm::enumerate(func.getArguments())) {
+    std::optional<ArrayRef<int64_t>> order;
+    if (auto attr =
+            func.getArgAttrOfType<DenseI64ArrayAttr>(i, kStorageOrderAttrName))
+      order = attr.asArrayRef();
     os << "    "
-       << valueLiteral(arguments[i], cast<MemRefType>(argument.getType()))
+       << valueLiteral(arguments[i], cast<MemRefType>(argument.getType()),
+                       order)
        << ",\n";
+  }
   os << "};\n";
   os << "const fluid_program_value " << s << "Results[] = {\n";
   for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
@@ -1240,8 +1255,9 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
     InitializerAttr init = param.getInit();
     fluid_init_spec spec = initSpec(init);
     bool integer = isa<IntegerType>(type.getElementType());
-    os << "    {" << valueLiteral(param.getSymName(), type) << ",\n     {"
-       << spec.kind << ", " << spec.fan_mode << ", "
+    os << "    {"
+       << valueLiteral(param.getSymName(), type, param.getStorageOrder())
+       << ",\n     {" << spec.kind << ", " << spec.fan_mode << ", "
        << doubleLiteral(spec.value) << ", " << doubleLiteral(spec.mean) << ", "
        << doubleLiteral(spec.std) << ", " << doubleLiteral(spec.low) << ", "
        << doubleLiteral(spec.high) << ", " << doubleLiteral(spec.gain) << "}, "

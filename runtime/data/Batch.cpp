@@ -99,19 +99,46 @@ void requireNormalization(double mean, double std, int32_t dtype) {
          dtypeName(dtype));
 }
 
+/// Where the elements of [n, C, H, W] lie in a batch laid out in `order`:
+/// the element strides of n, C, H and W.
+struct BatchStrides {
+  int64_t image, channel, row, column;
+};
+
+BatchStrides stridesOf(const int64_t dims[4], const int32_t order[4]) {
+  int64_t strides[4];
+  int64_t stride = 1;
+  for (int d = 3; d >= 0; --d) {
+    strides[order[d]] = stride;
+    stride *= dims[order[d]];
+  }
+  return {strides[0], strides[1], strides[2], strides[3]};
+}
+
 template <typename Pixel, typename Label>
 void fillBatch(const fluid_dataset &dataset, const int64_t *indices, int64_t n,
-               Pixel *images, Label *labels, double mean, double std) {
+               Pixel *images, Label *labels, double mean, double std,
+               const BatchStrides &strides) {
   Pixel normalized[256];
   for (int value = 0; value < 256; ++value)
     normalized[value] = Pixel((double(value) / 255.0 - mean) / std);
   int64_t size = dataset.imageSize();
+  bool contiguous = strides.column == 1 && strides.row == dataset.width &&
+                    strides.channel == dataset.height * dataset.width;
   std::vector<uint8_t> scratch(static_cast<size_t>(size));
   for (int64_t k = 0; k < n; ++k) {
     const uint8_t *pixels = dataset.pixels(indices[k], scratch.data());
-    Pixel *image = images + k * size;
-    for (int64_t i = 0; i < size; ++i)
-      image[i] = normalized[pixels[i]];
+    Pixel *image = images + k * strides.image;
+    if (contiguous) {
+      for (int64_t i = 0; i < size; ++i)
+        image[i] = normalized[pixels[i]];
+    } else {
+      for (int64_t c = 0; c < dataset.channels; ++c)
+        for (int64_t h = 0; h < dataset.height; ++h)
+          for (int64_t w = 0; w < dataset.width; ++w)
+            image[c * strides.channel + h * strides.row + w * strides.column] =
+                normalized[*pixels++];
+    }
     labels[k] = Label(dataset.label(indices[k]));
   }
 }
@@ -119,13 +146,70 @@ void fillBatch(const fluid_dataset &dataset, const int64_t *indices, int64_t n,
 template <typename Pixel>
 void dispatchLabels(const fluid_dataset &dataset, const int64_t *indices,
                     int64_t n, Pixel *images, const fluid_tensor &labels,
-                    double mean, double std) {
+                    double mean, double std, const BatchStrides &strides) {
   if (labels.dtype == FLUID_I32)
     fillBatch(dataset, indices, n, images, static_cast<int32_t *>(labels.data),
-              mean, std);
+              mean, std, strides);
   else
     fillBatch(dataset, indices, n, images, static_cast<int64_t *>(labels.data),
-              mean, std);
+              mean, std, strides);
+}
+
+/// Fails unless `order` is a permutation of {0, 1, 2, 3}.
+void requireOrder(const int32_t *order) {
+  if (!order)
+    fail("order must not be null");
+  bool seen[4] = {false, false, false, false};
+  for (int d = 0; d < 4; ++d) {
+    if (order[d] < 0 || order[d] > 3 || seen[order[d]])
+      fail("order {" + std::to_string(order[0]) + ", " +
+           std::to_string(order[1]) + ", " + std::to_string(order[2]) + ", " +
+           std::to_string(order[3]) + "} is not a permutation of {0, 1, 2, 3}");
+    seen[order[d]] = true;
+  }
+}
+
+fluid_status batchIn(const char *entry, const fluid_dataset *dataset,
+                     const int64_t *indices, int64_t n, fluid_tensor *images,
+                     fluid_tensor *labels, double mean, double std,
+                     const int32_t *order) {
+  return fluid::rt::guard(entry, [&] {
+    const fluid_dataset &d = requireDataset(dataset);
+    requireOrder(order);
+    if (n < 0)
+      fail("n must be >= 0, got " + std::to_string(n));
+    if (n > 0 && !indices)
+      fail("indices must not be null when n > 0");
+    int64_t elements;
+    if (__builtin_mul_overflow(n, d.imageSize(), &elements))
+      fail("a batch of " + std::to_string(n) + " images of " +
+           std::to_string(d.imageSize()) + " pixels overflows int64");
+    const int64_t dims[4] = {n, d.channels, d.height, d.width};
+    static const char *const kNames[4] = {"n", "C", "H", "W"};
+    std::vector<int64_t> expected;
+    std::string layout = "[";
+    for (int i = 0; i < 4; ++i) {
+      expected.push_back(dims[order[i]]);
+      layout += std::string(i ? ", " : "") + kNames[order[i]];
+    }
+    layout += "]";
+    requireDestination(images, "images", FLUID_F32, FLUID_F64, expected,
+                       layout.c_str());
+    requireDestination(labels, "labels", FLUID_I32, FLUID_I64, {n}, "[n]");
+    requireNormalization(mean, std, images->dtype);
+    for (int64_t k = 0; k < n; ++k)
+      if (indices[k] < 0 || indices[k] >= d.count)
+        fail("indices[" + std::to_string(k) +
+             "] = " + std::to_string(indices[k]) +
+             " is outside the dataset's [0, " + std::to_string(d.count) + ")");
+    BatchStrides strides = stridesOf(dims, order);
+    if (images->dtype == FLUID_F32)
+      dispatchLabels(d, indices, n, static_cast<float *>(images->data), *labels,
+                     mean, std, strides);
+    else
+      dispatchLabels(d, indices, n, static_cast<double *>(images->data),
+                     *labels, mean, std, strides);
+  });
 }
 
 } // namespace
@@ -154,30 +238,16 @@ extern "C" fluid_status fluid_dataset_batch(const fluid_dataset *dataset,
                                             fluid_tensor *images,
                                             fluid_tensor *labels, double mean,
                                             double std) {
-  return fluid::rt::guard("fluid_dataset_batch", [&] {
-    const fluid_dataset &d = requireDataset(dataset);
-    if (n < 0)
-      fail("n must be >= 0, got " + std::to_string(n));
-    if (n > 0 && !indices)
-      fail("indices must not be null when n > 0");
-    int64_t elements;
-    if (__builtin_mul_overflow(n, d.imageSize(), &elements))
-      fail("a batch of " + std::to_string(n) + " images of " +
-           std::to_string(d.imageSize()) + " pixels overflows int64");
-    requireDestination(images, "images", FLUID_F32, FLUID_F64,
-                       {n, d.channels, d.height, d.width}, "[n, C, H, W]");
-    requireDestination(labels, "labels", FLUID_I32, FLUID_I64, {n}, "[n]");
-    requireNormalization(mean, std, images->dtype);
-    for (int64_t k = 0; k < n; ++k)
-      if (indices[k] < 0 || indices[k] >= d.count)
-        fail("indices[" + std::to_string(k) +
-             "] = " + std::to_string(indices[k]) +
-             " is outside the dataset's [0, " + std::to_string(d.count) + ")");
-    if (images->dtype == FLUID_F32)
-      dispatchLabels(d, indices, n, static_cast<float *>(images->data), *labels,
-                     mean, std);
-    else
-      dispatchLabels(d, indices, n, static_cast<double *>(images->data),
-                     *labels, mean, std);
-  });
+  static const int32_t kInOrder[4] = {0, 1, 2, 3};
+  return batchIn("fluid_dataset_batch", dataset, indices, n, images, labels,
+                 mean, std, kInOrder);
+}
+
+extern "C" fluid_status
+fluid_dataset_batch_ordered(const fluid_dataset *dataset,
+                            const int64_t *indices, int64_t n,
+                            fluid_tensor *images, fluid_tensor *labels,
+                            double mean, double std, const int32_t order[4]) {
+  return batchIn("fluid_dataset_batch_ordered", dataset, indices, n, images,
+                 labels, mean, std, order);
 }

@@ -2,6 +2,7 @@
 
 #include "Checkpoint.h"
 
+#include "StorageOrder.h"
 #include "Text.h"
 #include "TrainingRules.h"
 #include "fluid/runtime/Error.h"
@@ -59,10 +60,10 @@ HostParameters::HostParameters(const ProgramView &program) : program_(program) {
     values_.emplace_back(program.paramBytes(i));
 }
 
-fluid_tensor HostParameters::descriptor(int64_t i) const {
+fluid_tensor HostParameters::checkpointDescriptor(int64_t i, void *data) const {
   const fluid_program_value &value = program_.param(i).value;
   fluid_tensor t = {};
-  t.data = data(i);
+  t.data = data;
   t.dtype = value.dtype;
   t.rank = value.rank;
   std::copy_n(value.shape, value.rank, t.shape);
@@ -72,7 +73,12 @@ fluid_tensor HostParameters::descriptor(int64_t i) const {
 void HostParameters::initialize(uint64_t seed) {
   for (int64_t i = 0; i < program_.numParams(); ++i) {
     const fluid_program_param &param = program_.param(i);
-    fluid_tensor t = descriptor(i);
+    // A permuted parameter is drawn in its checkpoint order (the fans and
+    // the order of the random stream are PyTorch's), then permuted.
+    bool permuted = isPermuted(param.value);
+    AlignedBuffer scratch(permuted ? bytes(i) : 0);
+    fluid_tensor t =
+        checkpointDescriptor(i, permuted ? scratch.data() : data(i));
     int64_t count = fluid_tensor_numel(&t);
     switch (param.value.dtype) {
     case FLUID_I32:
@@ -92,6 +98,8 @@ void HostParameters::initialize(uint64_t seed) {
       fail(std::string("parameter @") + param.value.name + " is " +
            describe(param.value) + ", a dtype the driver cannot initialize");
     }
+    if (permuted)
+      toStorage(param.value, scratch.data(), data(i));
   }
 }
 
@@ -118,12 +126,19 @@ std::vector<std::string> HostParameters::load(const std::string &path) {
       fail(format("%s: tensor '%s' is %s but parameter @%s is %s", path.c_str(),
                   name, describe(info.dtype, info.rank, info.shape).c_str(),
                   name, describe(param.value).c_str()));
-    fluid_tensor destination = descriptor(i);
+    // Read in the checkpoint's order; a permuted parameter is stored
+    // permuted after.
+    bool permuted = isPermuted(param.value);
+    AlignedBuffer scratch(permuted ? bytes(i) : 0);
+    fluid_tensor destination =
+        checkpointDescriptor(i, permuted ? scratch.data() : data(i));
     if (fluid_safetensors_read(reader.get(), name, &destination) != FLUID_OK)
       failRuntime(std::string("cannot load parameter @") + name);
     std::string problem = checkFinite(path, name, destination);
     if (!problem.empty())
       fail(problem);
+    if (permuted)
+      toStorage(param.value, scratch.data(), data(i));
   }
 
   std::vector<std::string> unused;
@@ -148,11 +163,20 @@ void HostParameters::save(const std::string &path) const {
   if (fluid_safetensors_writer_create(&rawWriter) != FLUID_OK)
     failRuntime("cannot save parameters");
   std::unique_ptr<fluid_safetensors_writer, WriterFreer> writer(rawWriter);
-  // The writer keeps the descriptors until it writes.
+  // The writer keeps the descriptors (and the data they point to) until it
+  // writes. Permuted parameters are written in their checkpoint order.
   std::vector<fluid_tensor> descriptors;
+  std::vector<AlignedBuffer> unpermuted;
   descriptors.reserve(program_.numParams());
   for (int64_t i = 0; i < program_.numParams(); ++i) {
-    descriptors.push_back(descriptor(i));
+    const fluid_program_value &value = program_.param(i).value;
+    void *source = data(i);
+    if (isPermuted(value)) {
+      unpermuted.emplace_back(bytes(i));
+      fromStorage(value, data(i), unpermuted.back().data());
+      source = unpermuted.back().data();
+    }
+    descriptors.push_back(checkpointDescriptor(i, source));
     if (fluid_safetensors_writer_add(writer.get(), program_.param(i).value.name,
                                      &descriptors.back()) != FLUID_OK)
       failRuntime(std::string("cannot save parameter @") +

@@ -6,7 +6,11 @@
 // integer initial value for step counters), loaded from and saved to
 // safetensors files with every parameter under its own name, and copied to
 // and from the device by the driver. The checkpoints are fluid-train's:
-// either tool resumes from the other's.
+// either tool resumes from the other's. A parameter the program stores
+// permuted (a channels-last filter, fluid_program_value::storage_order)
+// is held here as the device holds it, and is drawn, loaded and saved in
+// its checkpoint (PyTorch) order and shape, permuted on the way: its
+// values and files are those of the program that does not permute it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,11 +60,15 @@ public:
   /// Writes every parameter under its name (atomically). Throws Error.
   void save(const std::string &path) const;
 
+  /// Parameter i as the device holds it: stored permuted if the program
+  /// says so.
   void *data(int64_t i) const { return values_[i].data(); }
   int64_t bytes(int64_t i) const { return values_[i].bytes(); }
-  fluid_tensor descriptor(int64_t i) const;
 
 private:
+  /// Parameter i's checkpoint shape (its shape unpermuted) over `data`.
+  fluid_tensor checkpointDescriptor(int64_t i, void *data) const;
+
   const ProgramView &program_;
   std::vector<AlignedBuffer> values_;
 };

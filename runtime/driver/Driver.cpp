@@ -314,6 +314,7 @@ void TrainingRun::prepareTrainStep() {
   source.count = trainInfo_.count;
   source.batch = program_.batch();
   std::copy_n(program_.imageShape(), 3, source.imageShape);
+  source.imageOrder = signature.imagesOrder;
   source.stepsPerEpoch = stepsPerEpoch_;
   source.seed = options_.seed;
   source.mean = options_.mean;
@@ -458,12 +459,14 @@ double TrainingRun::evaluate() {
   fluid_program_env env = {device_->backendContext(), nullptr, nullptr};
   const void *logits = predictBuffers_[signature.logitsBuffer];
 
+  // In the layout the predict function reads.
+  const int64_t dims[4] = {batch, shape[0], shape[1], shape[2]};
   fluid_tensor images = {};
   images.data = evalImages_.data();
   images.dtype = FLUID_F32;
   images.rank = 4;
-  images.shape[0] = batch;
-  std::copy_n(shape, 3, images.shape + 1);
+  for (int d = 0; d < 4; ++d)
+    images.shape[d] = dims[signature.imagesOrder[d]];
   fluid_tensor labels = {};
   labels.data = evalLabels_.data();
   labels.dtype = FLUID_I64;
@@ -480,8 +483,9 @@ double TrainingRun::evaluate() {
     int64_t real = std::min(batch, count - start);
     for (int64_t i = 0; i < batch; ++i)
       indices[i] = start + std::min(i, real - 1);
-    if (fluid_dataset_batch(test_.get(), indices.data(), batch, &images,
-                            &labels, options_.mean, options_.std) != FLUID_OK)
+    if (fluid_dataset_batch_ordered(test_.get(), indices.data(), batch, &images,
+                                    &labels, options_.mean, options_.std,
+                                    signature.imagesOrder.data()) != FLUID_OK)
       fail(std::string("cannot prepare a test batch: ") + fluid_last_error());
     device_->upload(predictArguments_[signature.imagesArgument],
                     evalImages_.data(), imageBytes);

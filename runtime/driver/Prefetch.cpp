@@ -197,19 +197,24 @@ void BatchPrefetcher::fill(int64_t step, const HostBatch &batch) {
                                       std::min(pool_->size(), s.batch));
   pool_->run(tasks, [&](int64_t task) {
     int64_t begin = s.batch * task / tasks, end = s.batch * (task + 1) / tasks;
+    // Each image's pixels lie together (imageOrder[0] = 0): a range of
+    // examples is a range of memory.
+    const int64_t dims[4] = {end - begin, s.imageShape[0], s.imageShape[1],
+                             s.imageShape[2]};
     fluid_tensor images = {};
     images.data = static_cast<float *>(batch.images) + begin * pixels;
     images.dtype = FLUID_F32;
     images.rank = 4;
-    images.shape[0] = end - begin;
-    std::copy_n(s.imageShape, 3, images.shape + 1);
+    for (int d = 0; d < 4; ++d)
+      images.shape[d] = dims[s.imageOrder[d]];
     fluid_tensor labels = {};
     labels.data = static_cast<int64_t *>(batch.labels) + begin;
     labels.dtype = FLUID_I64;
     labels.rank = 1;
     labels.shape[0] = end - begin;
-    if (fluid_dataset_batch(s.dataset, indices + begin, end - begin, &images,
-                            &labels, s.mean, s.std) != FLUID_OK)
+    if (fluid_dataset_batch_ordered(s.dataset, indices + begin, end - begin,
+                                    &images, &labels, s.mean, s.std,
+                                    s.imageOrder.data()) != FLUID_OK)
       fail(format("cannot prepare the batch of step %lld: %s",
                   static_cast<long long>(step), fluid_last_error()));
   });

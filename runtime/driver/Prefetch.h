@@ -6,7 +6,9 @@
 // fluid_shuffle(order, count, seed, epoch) and takes the batch of step s at
 // order[(s % stepsPerEpoch) * batch ...], so the data follows from the step
 // counter alone, as in fluid-train. Each batch is split across a pool of
-// threads, each calling fluid_dataset_batch (thread safe) on a sub-range.
+// threads, each calling fluid_dataset_batch_ordered (thread safe) on a
+// sub-range of the examples, writing the layout the program reads (e.g.
+// channels-last).
 //
 // The consumer (the device's step loop) calls acquire(step), which waits
 // until that batch is ready, reads it (the cpu step itself, or a copy to
@@ -40,6 +42,9 @@ struct BatchSource {
   int64_t count = 0; // examples in the dataset
   int64_t batch = 0; // examples per step
   int64_t imageShape[3] = {0, 0, 0};
+  /// The program's layout of a batch: dimension d of memory is dimension
+  /// imageOrder[d] of [N, C, H, W]; imageOrder[0] = 0.
+  std::array<int32_t, 4> imageOrder = {0, 1, 2, 3};
   int64_t stepsPerEpoch = 0; // count / batch
   uint64_t seed = 0;
   double mean = 0, std = 1;
@@ -55,7 +60,8 @@ struct BatchSource {
   }
 };
 
-/// One step's batch in host memory: images f32 [N,C,H,W], labels i64 [N].
+/// One step's batch in host memory: images f32 [N,C,H,W] laid out in the
+/// source's imageOrder (so no step changes their layout), labels i64 [N].
 struct HostBatch {
   void *images = nullptr;
   void *labels = nullptr;

@@ -2,6 +2,7 @@
 
 #include "ProgramView.h"
 
+#include "StorageOrder.h"
 #include "Text.h"
 #include "fluid/runtime/Error.h"
 
@@ -36,6 +37,21 @@ void checkValue(const std::string &what, const fluid_program_value &value) {
     if (__builtin_mul_overflow(bytes, value.shape[i], &bytes))
       fail(named + " is larger than 2^63 bytes");
   }
+  std::string problem = checkStorageOrder(value);
+  if (!problem.empty())
+    fail(named + " " + problem);
+}
+
+/// The storage order of a function's images: how a batch is laid out,
+/// each image's pixels together.
+std::array<int32_t, 4> imagesOrder(const std::string &function,
+                                   const fluid_program_value &images) {
+  std::array<int32_t, FLUID_MAX_RANK> order = storageOrder(images);
+  if (order[0] != 0)
+    fail(function + " stores its images in the order " + describeOrder(images) +
+         ", which does not keep each image's " +
+         "pixels together (dimension 0 first)");
+  return {order[0], order[1], order[2], order[3]};
 }
 
 /// The index of the value named `name` in values[0, count), or -1.
@@ -145,6 +161,9 @@ void ProgramView::checkFunction(int64_t index) {
       fail(name + " has a buffer of invalid size");
   for (int64_t i = 0; i < f.num_results; ++i) {
     checkValue(name + " result", f.results[i]);
+    if (isPermuted(f.results[i]))
+      fail(name + " result '" + f.results[i].name +
+           "' is stored permuted; results must not be");
     int64_t buffer = f.result_buffers[i];
     if (buffer < 0 || buffer >= f.num_buffers)
       fail(name + " result '" + f.results[i].name +
@@ -183,7 +202,10 @@ void ProgramView::checkTrain() {
   for (int i = 0; i < 3; ++i)
     imageShape_[i] = imagesValue.shape[i + 1];
   train_.imagesArgument = images;
+  train_.imagesOrder = imagesOrder("the training " + name, imagesValue);
   train_.labelsArgument = labels;
+  if (isPermuted(labelsValue))
+    fail("the training " + name + " stores its labels permuted");
 
   int64_t loss = findNamed(f.results, f.num_results, "loss");
   int64_t rate = findNamed(f.results, f.num_results, "learning_rate");
@@ -230,6 +252,7 @@ void ProgramView::checkPredict() {
          ", not [" + std::to_string(value.shape[0]) + "," +
          std::to_string(program_->classes) + "] f32 or f64");
   predict_.imagesArgument = images;
+  predict_.imagesOrder = imagesOrder("the predict " + name, value);
   predict_.logitsBuffer = f->result_buffers[logits];
   predict_.logitsDtype = out.dtype;
   predict_.batch = value.shape[0];
@@ -248,11 +271,15 @@ void ProgramView::print(std::FILE *out) const {
   std::fprintf(out, "backend: %s\n", backendName());
   std::fprintf(out, "abi version: %d\n", p.abi_version);
   std::fprintf(out, "options: %s\n", orEmpty(p.options));
-  std::fprintf(out, "batch: %lld, images %lldx%lldx%lld, %lld classes\n",
+  const fluid_program_value &images = train().arguments[train_.imagesArgument];
+  std::string stored = isPermuted(images) ? " (stored in the order " +
+                                                describeOrder(images) + ")"
+                                          : "";
+  std::fprintf(out, "batch: %lld, images %lldx%lldx%lld%s, %lld classes\n",
                static_cast<long long>(batch_),
                static_cast<long long>(imageShape_[0]),
                static_cast<long long>(imageShape_[1]),
-               static_cast<long long>(imageShape_[2]),
+               static_cast<long long>(imageShape_[2]), stored.c_str(),
                static_cast<long long>(p.classes));
   int64_t trainable = 0, state = 0;
   for (int64_t i = 0; i < p.num_params; ++i) {
@@ -268,9 +295,13 @@ void ProgramView::print(std::FILE *out) const {
                static_cast<long long>(bytes), mebibytes(bytes));
   for (int64_t i = 0; i < p.num_params; ++i) {
     const fluid_program_param &param = p.params[i];
-    std::fprintf(out, "  %s %s, %lld bytes%s%s\n", param.value.name,
+    std::string stored =
+        isPermuted(param.value)
+            ? ", stored in the order " + describeOrder(param.value)
+            : "";
+    std::fprintf(out, "  %s %s, %lld bytes%s%s%s\n", param.value.name,
                  describe(param.value).c_str(),
-                 static_cast<long long>(paramBytes(i)),
+                 static_cast<long long>(paramBytes(i)), stored.c_str(),
                  param.trainable ? ", trainable" : "",
                  param.optimizer_state ? ", optimizer state" : "");
   }

@@ -5,8 +5,10 @@
 // and the calling conventions of Program.h (the training function takes
 // "images" f32 [N,C,H,W] and "labels" i64 [N] and returns "loss" and
 // "learning_rate"; the predict function takes "images" and returns "logits"
-// [N, classes]), and throws an Error naming what is wrong. After that the
-// rest of the driver reads the indices it found here.
+// [N, classes]; images may be stored permuted if each image's pixels stay
+// together, nothing else of a function may), and throws an Error naming
+// what is wrong. After that the rest of the driver reads the indices it
+// found here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 
 #include "fluid/runtime/Program.h"
 
+#include <array>
 #include <cstdio>
 #include <string>
 
@@ -29,6 +32,9 @@ std::string describe(const fluid_program_value &value);
 /// The training function's conventions, found by name.
 struct TrainSignature {
   int64_t imagesArgument = -1, labelsArgument = -1;
+  /// How a batch of images is laid out: dimension d of memory is dimension
+  /// imagesOrder[d] of [N, C, H, W] (fluid_dataset_batch_ordered).
+  std::array<int32_t, 4> imagesOrder = {0, 1, 2, 3};
   int64_t lossBuffer = -1, learningRateBuffer = -1; // buffer indices
   int32_t lossDtype = 0;
 };
@@ -36,6 +42,7 @@ struct TrainSignature {
 /// The predict function's conventions.
 struct PredictSignature {
   int64_t imagesArgument = -1;
+  std::array<int32_t, 4> imagesOrder = {0, 1, 2, 3};
   int64_t logitsBuffer = -1;
   int32_t logitsDtype = 0;
   int64_t batch = 0;

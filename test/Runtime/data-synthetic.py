@@ -4,9 +4,12 @@ follow the documented Philox layout bit for bit (a pure-Python Philox4x32-10,
 checked against the Random123 known-answer vectors, recomputes them), depend
 only on (seed, index), have the requested shape and label range, and cost
 nothing however many there are; bad arguments are refused.
+fluid_dataset_batch_ordered writes the same values in any of the 24 orders
+of [n, C, H, W] (numpy's transpose of fluid_dataset_batch's batch).
 """
 
 import ctypes
+import itertools
 import os
 import struct
 import sys
@@ -176,6 +179,37 @@ def concurrent_batches_agree():
                 assert np.array_equal(labels, expected[1][indices])
 
         cases.in_threads(worker, 8)
+
+
+@case
+def batches_in_any_order():
+    with Dataset(6, 3, 4, 5, 7, 23) as dataset:
+        indices = np.array([4, 0, 5, 5, 2], np.int64)
+        for image_dtype in (np.float32, np.float64):
+            expected, labels = dataset.batch(indices, image_dtype,
+                                             mean=0.5, std=0.25)
+            for order in itertools.permutations(range(4)):
+                want = np.ascontiguousarray(expected.transpose(order))
+                images = np.full(want.shape, np.nan, image_dtype)
+                got_labels = np.full(len(indices), -1, np.int64)
+                fluidrt.check(lib, dataset.call_ordered(
+                    indices, images, got_labels, order, 0.5, 0.25))
+                assert images.tobytes() == want.tobytes(), order
+                assert np.array_equal(got_labels, labels)
+        images = np.zeros((5, 4, 5, 3), np.float32)
+        labels = np.zeros(5, np.int64)
+        expect_error(["images has shape [5, 4, 5, 3] but the batch needs "
+                      "[n, C, H, W] = [5, 3, 4, 5]"],
+                     lambda: dataset.call_ordered(indices, images, labels,
+                                                  (0, 1, 2, 3)))
+        expect_error(["images has shape [5, 4, 5, 3] but the batch needs "
+                      "[n, W, H, C] = [5, 5, 4, 3]"],
+                     lambda: dataset.call_ordered(indices, images, labels,
+                                                  (0, 3, 2, 1)))
+        expect_error(["order {0, 2, 2, 1} is not a permutation of "
+                      "{0, 1, 2, 3}"],
+                     lambda: dataset.call_ordered(indices, images, labels,
+                                                  (0, 2, 2, 1)))
 
 
 @case

@@ -155,6 +155,12 @@ static cl::opt<bool> noFuseElementwise(
              "kernel of its own instead of generating one kernel per fused "
              "region"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noPermuteStorage(
+    "no-permute-storage",
+    cl::desc("Skip --fluid-permute-storage: keep filters and input images in "
+             "PyTorch's layout and change their layout in every step instead "
+             "of at load and save"),
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<std::string> layoutOption(
     "layout",
     cl::desc("Activation layout of the convolutions and the ops around them "
@@ -426,6 +432,8 @@ int main(int argc, char **argv) {
       layoutOptions.layout = layout;
       pm.addPass(createFluidLayout(layoutOptions));
     }
+    if (!noPermuteStorage)
+      pm.addPass(createFluidPermuteStorage());
     if (!noFuseElementwise)
       pm.addPass(createFluidFuseElementwise());
     pm.addPass(createFluidBufferize());

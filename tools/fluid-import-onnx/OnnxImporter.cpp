@@ -2486,7 +2486,7 @@ ImportedProgram ProgramImporter::run() {
     ParamOp::create(params, NameLoc::get(params.getStringAttr(name)),
                     params.getStringAttr(name), TypeAttr::get(type), zeros,
                     it->second ? BoolAttr() : params.getBoolAttr(false),
-                    FloatAttr(), FloatAttr());
+                    FloatAttr(), FloatAttr(), DenseI64ArrayAttr());
     result.params.push_back({name, &tensor});
   };
   for (const om::Tensor &tensor : model.initializers)

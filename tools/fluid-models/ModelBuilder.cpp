@@ -58,7 +58,7 @@ Value ModelBuilder::param(Location loc, const Twine &name,
   if (phase == Phase::Training)
     ParamOp::create(params, loc, symbol, TypeAttr::get(type), init,
                     trainable ? BoolAttr() : body.getBoolAttr(false),
-                    FloatAttr(), FloatAttr());
+                    FloatAttr(), FloatAttr(), DenseI64ArrayAttr());
   return GetParamOp::create(body, loc, type, FlatSymbolRefAttr::get(symbol));
 }
 

@@ -254,10 +254,11 @@ def FluidLayout : Pass<"fluid-layout", "::mlir::ModuleOp"> {
     the optimizer); the canonicalizer then removes inverse pairs and turns
     transposes of per-channel vectors into reshapes. `layout=nchw` (the
     default) changes nothing. Parameters keep PyTorch's shapes: a filter is
-    transposed where it is read and its gradient where it is written.
-    Runs after --fluid-expand-batch-norm and before
-    --fluid-fuse-elementwise. Design and what is not converted yet:
-    docs/LAYOUT.md.
+    transposed where it is read and its gradient where it is written, the
+    images where the first convolution reads them
+    (--fluid-permute-storage then stores them permuted instead). Runs
+    after --fluid-expand-batch-norm and before --fluid-permute-storage.
+    Design and what is not converted yet: docs/LAYOUT.md.
   }];
   let options = [
     Option<"layout", "layout", "std::string", /*default=*/"\"nchw\"",
@@ -266,6 +267,41 @@ def FluidLayout : Pass<"fluid-layout", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numConverted", "converted", "Ops converted to channels last">,
     Statistic<"numTransposes", "transposes", "Layout changes left after canonicalization">,
+  ];
+}
+
+def FluidPermuteStorage : Pass<"fluid-permute-storage", "::mlir::ModuleOp"> {
+  let summary = "Store parameters and inputs in the layout their uses read, not per step";
+  let description = [{
+    Moves the layout changes that --fluid-layout leaves at the program's
+    boundary out of the step. A `fluid.param` (a convolution filter, say)
+    whose every value is read through one `fluid.transpose` permutation
+    (or a `fluid.reshape` that moves only dimensions of size 1 as that
+    permutation does) and written back from the inverse one is stored
+    permuted: its type becomes the transposed type and its
+    `storage_order` the permutation, and the transposes go. What couples
+    values to one layout: `fluid.get_param` and `fluid.set_param`,
+    elementwise ops whose operands have one shape (or are scalars), the
+    updates (`fluid.sgd`, `fluid.momentum`, `fluid.adam`, entry by entry
+    in their groups) and `fluid.unscale_grads`; so a filter's optimizer
+    state (momentum buffers, Adam moments) is permuted with it, and the
+    casts of mixed precision follow. Any other use keeps the whole group
+    as it is.
+
+    An argument of a function no one calls (the step's `images`) starts a
+    group the same way; one without parameters, whose permutation keeps
+    dimension 0 first (a batch stays split by examples), is stored
+    permuted, the argument marked `fluid.storage_order`; the data
+    pipeline writes it in that order.
+
+    Checkpoints keep the unpermuted shapes: the driver converts at load,
+    initialization and save (docs/LAYOUT.md). Runs after --fluid-layout
+    and before --fluid-fuse-elementwise.
+  }];
+  let statistics = [
+    Statistic<"numParams", "params", "Parameters stored permuted">,
+    Statistic<"numArguments", "arguments", "Arguments stored permuted">,
+    Statistic<"numRemoved", "removed", "Layout changes removed">,
   ];
 }
 

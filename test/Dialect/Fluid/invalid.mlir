@@ -857,10 +857,22 @@ func.func @f(%x: tensor<4xf32> {fluid.name = 3}) {
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument 0: unknown attribute 'fluid.nam'; the fluid dialect's argument attribute is 'fluid.name'}}
+// expected-error @+1 {{'func.func' op argument 0: unknown attribute 'fluid.nam'; the fluid dialect's argument attributes are 'fluid.name' and 'fluid.storage_order'}}
 func.func @f(%x: tensor<4xf32> {fluid.nam = "x"}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 0: 'fluid.storage_order' must be an array<i64> permutation of the argument's dimensions, got array<i64: 0, 2, 2, 1>}}
+func.func @f(%x: tensor<2x4x4x3xf32> {fluid.storage_order = array<i64: 0, 2, 2, 1>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'fluid.param' op 'storage_order' must be a permutation of the 4 dimensions of its type}}
+fluid.param @w : tensor<8x3x3x4xf32> init zeros {storage_order = array<i64: 0, 2, 3>}
 
 // -----
 

@@ -41,6 +41,7 @@
 #define BACKEND FLUID_BACKEND_CPU
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -346,6 +347,27 @@ int main(int argc, char **argv) {
     program.workspace_limit_bytes = int64_t(1) << 20;
   } else if (name == "fp32") {
     program.tf32 = 0;
+  } else if (name == "bad-storage-order") {
+    static fluid_program_param params[kNumParams];
+    std::copy_n(kParams, kNumParams, params);
+    params[kWeight].value.storage_order[0] = 1;
+    params[kWeight].value.storage_order[1] = 1;
+    program.params = params;
+  } else if (name == "channels-last" || name == "images-order") {
+    // Channels-last images of one channel are laid out as NCHW ones: the
+    // program runs unchanged, the driver writes them as the program says.
+    static fluid_program_value train[2], predict[1];
+    static fluid_program_function functions[2];
+    std::copy_n(kTrainArguments, 2, train);
+    std::copy_n(kPredictArguments, 1, predict);
+    std::copy_n(kFunctions, 2, functions);
+    const int32_t order[4] = {0, 2, 3, 1}, batchLast[4] = {1, 2, 3, 0};
+    std::copy_n(name == "channels-last" ? order : batchLast, 4,
+                train[1].storage_order);
+    std::copy_n(order, 4, predict[0].storage_order);
+    functions[0].arguments = train;
+    functions[1].arguments = predict;
+    program.functions = functions;
   } else if (!name.empty()) {
     std::fprintf(stderr, "unknown FLUID_DRIVER_TEST_VARIANT '%s'\n",
                  name.c_str());

@@ -24,6 +24,9 @@ def load(path):
     lib.fluid_dataset_batch.argtypes = [ctypes.c_void_p, INT64_P,
                                         ctypes.c_int64, TENSOR, TENSOR,
                                         ctypes.c_double, ctypes.c_double]
+    lib.fluid_dataset_batch_ordered.argtypes = [
+        ctypes.c_void_p, INT64_P, ctypes.c_int64, TENSOR, TENSOR,
+        ctypes.c_double, ctypes.c_double, ctypes.POINTER(ctypes.c_int32)]
     lib.fluid_shuffle.argtypes = [INT64_P, ctypes.c_int64, ctypes.c_uint64,
                                   ctypes.c_uint64]
     return lib
@@ -64,6 +67,15 @@ class Dataset:
         labels = np.full(len(indices), -1, label_dtype)
         fluidrt.check(self.lib, self.call(indices, images, labels, mean, std))
         return images, labels
+
+    def call_ordered(self, indices, images, labels, order, mean=0.0,
+                     std=1.0):
+        """fluid_dataset_batch_ordered's status, into existing arrays."""
+        t_images, t_labels = fluidrt.tensor(images), fluidrt.tensor(labels)
+        return self.lib.fluid_dataset_batch_ordered(
+            self.handle, indices.ctypes.data_as(INT64_P), len(indices),
+            ctypes.byref(t_images), ctypes.byref(t_labels), mean, std,
+            (ctypes.c_int32 * 4)(*order))
 
     def call(self, indices, images, labels, mean=0.0, std=1.0):
         """fluid_dataset_batch's status, into existing arrays."""

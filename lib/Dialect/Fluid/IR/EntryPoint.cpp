@@ -72,7 +72,8 @@ mlir::fluid::declareStateParam(ModuleOp module, OpBuilder &builder,
                                TypeAttr::get(type), zeros,
                                /*trainable=*/builder.getBoolAttr(false),
                                /*lr_mult=*/builder.getF64FloatAttr(1.0),
-                               /*decay_mult=*/builder.getF64FloatAttr(1.0));
+                               /*decay_mult=*/builder.getF64FloatAttr(1.0),
+                               /*storage_order=*/nullptr);
   param->setAttr(kOptimizerStateAttrName, builder.getUnitAttr());
   return param;
 }

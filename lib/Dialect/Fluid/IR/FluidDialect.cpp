@@ -169,10 +169,25 @@ LogicalResult FluidDialect::verifyRegionArgAttribute(Operation *op,
   auto emitError = [&] {
     return op->emitOpError() << "argument " << argIndex << ": ";
   };
+  if (name == kStorageOrderAttrName) {
+    auto order = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!function || regionIndex != 0)
+      return emitError() << "'" << name << "' marks function arguments only";
+    auto type = dyn_cast<ShapedType>(function.getArgumentTypes()[argIndex]);
+    if (!order || !type || !type.hasRank() ||
+        !isPermutation(order.asArrayRef(), type.getRank()))
+      return emitError() << "'" << name
+                         << "' must be an array<i64> permutation of the "
+                            "argument's dimensions, got "
+                         << attr.getValue();
+    return success();
+  }
   if (name != kNameAttrName)
     return emitError() << "unknown attribute '" << name
-                       << "'; the fluid dialect's argument attribute is '"
-                       << kNameAttrName << "'";
+                       << "'; the fluid dialect's argument attributes are '"
+                       << kNameAttrName << "' and '" << kStorageOrderAttrName
+                       << "'";
   auto text = dyn_cast<StringAttr>(attr.getValue());
   if (!text)
     return emitError() << "'" << name << "' must be a string, got "

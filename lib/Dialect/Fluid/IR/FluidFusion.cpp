@@ -29,6 +29,14 @@ static bool isWideningStorageCast(Operation *op) {
          isGeneratedFloat(cast.getType());
 }
 
+bool mlir::fluid::isLayoutAgnosticElementwise(Operation *op) {
+  return isa<ReluOp, SigmoidOp, TanhOp, NegOp, ExpOp, LogOp, CosOp, SqrtOp,
+             FloorOp, AddOp, SubOp, MulOp, DivOp, PowOp, MinimumOp, MaximumOp,
+             GreaterEqualOp, SelectOp, CastOp, ReluGradOp, SigmoidGradOp,
+             TanhGradOp>(op) &&
+         op->getNumResults() == 1;
+}
+
 bool mlir::fluid::isFusibleElementwise(Operation *op) {
   // A cast from f32 or f64 to a 16-bit storage type: the region rounds.
   // (The widening one is a view.)

@@ -47,11 +47,41 @@ static void printInitializer(OpAsmPrinter &printer, ParamOp,
   init.printBody(printer);
 }
 
+bool mlir::fluid::isPermutation(ArrayRef<int64_t> order, int64_t rank) {
+  if (static_cast<int64_t>(order.size()) != rank)
+    return false;
+  llvm::SmallBitVector seen(rank);
+  for (int64_t d : order) {
+    if (d < 0 || d >= rank || seen.test(d))
+      return false;
+    seen.set(d);
+  }
+  return true;
+}
+
+RankedTensorType mlir::fluid::unpermutedType(RankedTensorType stored,
+                                             ArrayRef<int64_t> order) {
+  SmallVector<int64_t> shape(stored.getRank());
+  for (auto [d, from] : llvm::enumerate(order))
+    shape[from] = stored.getDimSize(d);
+  return RankedTensorType::get(shape, stored.getElementType());
+}
+
+RankedTensorType ParamOp::getCheckpointType() {
+  std::optional<ArrayRef<int64_t>> order = getStorageOrder();
+  return order ? unpermutedType(getTensorType(), *order) : getTensorType();
+}
+
 LogicalResult ParamOp::verify() {
   // The name is the parameter's key in checkpoints (safetensors: UTF-8).
   if (failed(verifyExternalName([&] { return emitOpError(); },
                                 "the parameter name", getSymName())))
     return failure();
+  if (std::optional<ArrayRef<int64_t>> order = getStorageOrder())
+    if (!isPermutation(*order, getTensorType().getRank()))
+      return emitOpError() << "'storage_order' must be a permutation of the "
+                           << getTensorType().getRank()
+                           << " dimensions of its type";
   RankedTensorType type = getTensorType();
   InitializerAttr init = getInit();
   if (init.usesFans() && type.getRank() < 2)

@@ -99,6 +99,17 @@ fluid_status fluid_dataset_batch(const fluid_dataset *dataset,
                                  fluid_tensor *images, fluid_tensor *labels,
                                  double mean, double std);
 
+/// fluid_dataset_batch for images laid out with their dimensions permuted:
+/// `order` is a permutation of {0, 1, 2, 3}, and `images` has shape
+/// [n, C, H, W] permuted by it, row-major (images->shape[d] is dimension
+/// order[d] of [n, C, H, W]; {0, 2, 3, 1}: channels-last [n, H, W, C]).
+/// The values are fluid_dataset_batch's, only placed elsewhere.
+fluid_status fluid_dataset_batch_ordered(const fluid_dataset *dataset,
+                                         const int64_t *indices, int64_t n,
+                                         fluid_tensor *images,
+                                         fluid_tensor *labels, double mean,
+                                         double std, const int32_t order[4]);
+
 /// Fills indices[0, n) with a permutation of [0, n) that depends only on
 /// (seed, epoch, n), bit for bit on every machine: Fisher-Yates from the back,
 /// for i = n - 1 down to 1 swapping indices[i] with indices[j], where

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /// Bumped whenever a struct below changes; the driver refuses other values.
-#define FLUID_PROGRAM_ABI_VERSION 3
+#define FLUID_PROGRAM_ABI_VERSION 4
 
 /// Where a program's kernels run. The numeric values are part of the ABI.
 typedef enum fluid_backend {
@@ -44,7 +44,17 @@ typedef struct fluid_program_value {
   const char *name;
   int32_t dtype; /* a fluid_dtype */
   int32_t rank;
+  /* The shape checkpoints, PyTorch and the data see, e.g. a filter
+     [O, C, KH, KW] or images [N, C, H, W]. */
   int64_t shape[FLUID_MAX_RANK];
+  /* How the tensor is laid out in memory: all zeros, row-major in `shape`'s
+     order; else a permutation of [0, rank) and row-major in the order
+     `shape[storage_order[0]], ..., shape[storage_order[rank - 1]]`
+     (dimension d of memory is dimension storage_order[d]; {0, 2, 3, 1}: a
+     filter stored [O, KH, KW, C], images stored [N, H, W, C]). The driver
+     converts at load, initialization and save, never per step.
+     (ABI version 4.) */
+  int32_t storage_order[FLUID_MAX_RANK];
 } fluid_program_value;
 
 /// A persistent tensor: a model parameter or optimizer state.

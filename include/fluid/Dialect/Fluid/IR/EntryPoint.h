@@ -25,6 +25,13 @@ constexpr StringLiteral kLearningRateResultAttrName = "fluid.learning_rate";
 /// "labels"), as data files and checkpoints name it.
 constexpr StringLiteral kNameAttrName = "fluid.name";
 
+/// The argument attribute of an entry function's argument stored with its
+/// dimensions permuted (--fluid-permute-storage): an array<i64> as a
+/// fluid.param's `storage_order`. The argument's type is the stored type;
+/// its dimension d is dimension order[d] of the data's own order (images
+/// [N, C, H, W] stored [N, H, W, C]: 0, 2, 3, 1).
+constexpr StringLiteral kStorageOrderAttrName = "fluid.storage_order";
+
 /// The result attribute of the loss of a function built by
 /// --fluid-append-backward.
 constexpr StringLiteral kLossAttrName = "fluid.loss";

@@ -52,6 +52,19 @@ LogicalResult verifyNoUnknownAttributes(Operation *op,
 LogicalResult verifyExternalName(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef what, StringRef name);
 
+/// Whether `order` is a permutation of [0, rank).
+bool isPermutation(ArrayRef<int64_t> order, int64_t rank);
+/// The type a tensor stored as `stored` with its dimensions permuted by
+/// `order` (stored dimension d is dimension order[d]) has unpermuted.
+RankedTensorType unpermutedType(RankedTensorType stored,
+                                ArrayRef<int64_t> order);
+
+/// Whether `op` is elementwise with NumPy broadcasting and names no axis,
+/// so that it computes the same elements whatever the order of the
+/// dimensions its operands share (passes/Layout.cpp,
+/// passes/PermuteStorage.cpp).
+bool isLayoutAgnosticElementwise(Operation *op);
+
 /// Whether `op` may be part of a `fluid.fusion` body: an elementwise op on
 /// f32 or f64 tensors whose generated code computes what its kernel does
 /// (FluidFusionOps.td).

@@ -38,7 +38,14 @@ def Fluid_ParamOp : Fluid_Op<"param", [
     - `trainable` (default true): whether the optimizer updates it from its
       gradient (running statistics are `trainable = false`);
     - `lr_mult`, `decay_mult` (default 1.0): this parameter's multipliers of
-      the global learning rate and weight decay.
+      the global learning rate and weight decay;
+    - `storage_order` (optional): the tensor is stored with its dimensions
+      permuted. `$type` is then the stored type, whose dimension d is
+      dimension `storage_order[d]` of the checkpoint's (PyTorch's) shape,
+      as the result of `fluid.transpose` with that permutation; the
+      initializer's fans, checkpoints and PyTorch see the checkpoint shape,
+      and the driver converts at load and save
+      (`--fluid-permute-storage`, docs/LAYOUT.md).
 
     Names follow PyTorch state dicts, so weights move to and from PyTorch:
 
@@ -46,6 +53,7 @@ def Fluid_ParamOp : Fluid_Op<"param", [
     fluid.param @conv1.weight : tensor<64x3x7x7xf32> init kaiming_normal(fan_out, gain = 1.4142135623730951)
     fluid.param @bn1.running_mean : tensor<64xf32> init zeros {trainable = false}
     fluid.param @fc.bias : tensor<10xf32> init zeros {decay_mult = 0.0}
+    fluid.param @layer1.0.conv1.weight : tensor<64x3x3x64xf32> init kaiming_normal(fan_out, gain = 1.4142135623730951) {storage_order = array<i64: 0, 2, 3, 1>}
     ```
   }];
   let arguments = (ins
@@ -54,15 +62,20 @@ def Fluid_ParamOp : Fluid_Op<"param", [
     Fluid_InitializerAttr:$init,
     DefaultValuedAttr<BoolAttr, "true">:$trainable,
     DefaultValuedAttr<F64Attr, "1.0">:$lr_mult,
-    DefaultValuedAttr<F64Attr, "1.0">:$decay_mult);
+    DefaultValuedAttr<F64Attr, "1.0">:$decay_mult,
+    OptionalAttr<DenseI64ArrayAttr>:$storage_order);
   let assemblyFormat = [{
     $sym_name `:` $type `init` custom<Initializer>($init) attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// The stored type.
     ::mlir::RankedTensorType getTensorType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getType());
     }
+    /// The type checkpoints and the initializer see: the stored type with
+    /// `storage_order` undone.
+    ::mlir::RankedTensorType getCheckpointType();
   }];
 }
 
