@@ -17,7 +17,11 @@
 //   fused into it.
 // - An op joins the group of an operand's producer, or the group of an
 //   earlier op that reads the same operand (siblings: one kernel reads it
-//   once), as long as the rules hold.
+//   once), as long as the rules hold. A widening cast of a 16-bit value
+//   (a view) is looked through to the op that computes that value: the
+//   region then widens its own rounded copy (a recomputed activation read
+//   back in f32, --fluid-recompute-elementwise), and the cast stays, after
+//   the region, only for readers outside it.
 // - An op joins at most one group, and a value that ops outside its group
 //   read becomes one more result of the region (multi-output regions).
 //   Nothing expensive is recomputed for several consumers. The one
@@ -58,6 +62,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <functional>
 
 namespace mlir::fluid {
 #define GEN_PASS_DEF_FLUIDFUSEELEMENTWISE
@@ -168,11 +174,32 @@ bool FunctionFuser::canMerge(const Members &a, const Members &b,
       axis = kept;
     }
   int64_t at = position.lookup(last);
+  // A widening cast computes nothing where it stands: what matters is when
+  // its readers run (the region computes its own copy, see materialize).
+  std::function<bool(Operation *)> readTooEarly = [&](Operation *user) {
+    if (inside.contains(user))
+      return false;
+    if (isWideningStorageCast(user))
+      return llvm::any_of(user->getUsers(), readTooEarly);
+    return position.lookup(user) <= at;
+  };
   for (const Members *members : {&a, &b})
     for (Operation *op : *members)
-      for (Operation *user : op->getUsers())
-        if (!inside.contains(user) && position.lookup(user) <= at)
+      if (llvm::any_of(op->getUsers(), readTooEarly))
+        return false;
+  // A region computes a widening cast of its own value only where an op
+  // reads the cast directly: no other view (which applies to inputs only)
+  // may stand on it.
+  for (Operation *op : inside)
+    for (Value operand : op->getOperands()) {
+      bool direct = true;
+      for (Operation *view = operand.getDefiningOp();
+           view && isFusibleView(view);
+           view = view->getOperand(0).getDefiningOp(), direct = false)
+        if (isWideningStorageCast(view) && !direct &&
+            inside.contains(view->getOperand(0).getDefiningOp()))
           return false;
+    }
   SmallVector<Operation *> all(a.begin(), a.end());
   all.append(b.begin(), b.end());
   SetVector<Value> inputs, outputs;
@@ -328,8 +355,13 @@ void FunctionFuser::group() {
     // read once.
     SmallVector<Operation *> candidates;
     for (Value operand : op.getOperands())
-      if (Operation *producer = operand.getDefiningOp())
+      if (Operation *producer = operand.getDefiningOp()) {
         candidates.push_back(producer);
+        // Through a widening cast to the op computing the 16-bit value.
+        if (isWideningStorageCast(producer))
+          if (Operation *source = producer->getOperand(0).getDefiningOp())
+            candidates.push_back(source);
+      }
     for (Value operand : op.getOperands())
       for (Operation *user : operand.getUsers())
         if (user != &op && user->getBlock() == &block &&
@@ -372,12 +404,37 @@ void FunctionFuser::materialize() {
         (members.size() == 1 && !readsWideningView(members.front())))
       continue;
     DenseSet<Operation *> inside(members.begin(), members.end());
-    SetVector<Value> inputs, outputs;
-    boundary(members, inside, inputs, outputs);
+    // A widening cast of a 16-bit value the group computes, read by the
+    // group: the region widens its own copy (the cast stays for readers
+    // outside it).
+    SmallVector<Operation *> widened;
+    for (Operation *op : members)
+      for (Value operand : op->getOperands())
+        if (Operation *producer = operand.getDefiningOp();
+            producer && isWideningStorageCast(producer) &&
+            inside.contains(producer->getOperand(0).getDefiningOp()) &&
+            !llvm::is_contained(widened, producer))
+          widened.push_back(producer);
+    // The region reads no widened value from outside; the 16-bit value it
+    // widens is still a result when the cast has readers outside.
+    DenseSet<Operation *> reading = inside;
+    reading.insert(widened.begin(), widened.end());
+    for (Operation *cast : widened)
+      if (llvm::all_of(cast->getUsers(),
+                       [&](Operation *user) { return inside.contains(user); }))
+        inside.insert(cast);
+    SetVector<Value> inputs, outputs, unused;
+    boundary(members, reading, inputs, unused);
+    boundary(members, inside, unused, outputs);
     // Ops whose values nothing reads stay as they are (dead code is not
     // this pass's to remove).
     if (outputs.empty())
       continue;
+    SmallVector<Operation *> computed(members.begin(), members.end());
+    computed.append(widened.begin(), widened.end());
+    llvm::sort(computed, [&](Operation *x, Operation *y) {
+      return position.lookup(x) < position.lookup(y);
+    });
     SmallVector<Operation *> views = foldViews(inputs);
     Operation *last = members.back();
     OpBuilder builder(last);
@@ -396,18 +453,32 @@ void FunctionFuser::materialize() {
       mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
     for (Operation *view : views)
       builder.clone(*view, mapping);
-    for (Operation *op : members)
+    for (Operation *op : computed)
       builder.clone(*op, mapping);
     SmallVector<Value> yielded;
     for (Value v : outputs)
       yielded.push_back(mapping.lookup(v));
     YieldOp::create(builder, loc, yielded);
+    DenseSet<Operation *> cloned(members.begin(), members.end());
     for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
       Value(output).replaceUsesWithIf(result, [&](OpOperand &use) {
-        return !inside.contains(use.getOwner());
+        return !cloned.contains(use.getOwner());
       });
-    for (Operation *op : llvm::reverse(members))
+    // The members go, with the widening casts only they read (references
+    // first: such a cast reads a member and members read it).
+    SmallVector<Operation *> dead(members.begin(), members.end());
+    for (Operation *cast : widened)
+      if (inside.contains(cast))
+        dead.push_back(cast);
+    for (Operation *op : dead)
+      op->dropAllReferences();
+    for (Operation *op : dead)
       op->erase();
+    // A widening cast still read outside now reads the region's result: it
+    // comes after the region (its readers do, by canMerge).
+    for (Operation *cast : widened)
+      if (!inside.contains(cast))
+        cast->moveAfter(fusion);
     // The views are the region's now; copies nothing else reads go.
     for (Operation *view : llvm::reverse(views))
       if (view->use_empty())

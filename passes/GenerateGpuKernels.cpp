@@ -399,7 +399,7 @@ LogicalResult KernelBuilder::body(ImplicitLocOpBuilder &b,
                                   SmallVectorImpl<Lanes> &sums) {
   Block &body = fusion.getBodyBlock();
   for (Operation &op : body.without_terminator()) {
-    if (isFusibleView(&op))
+    if (isLoadedView(&op))
       continue; // its readers load through it
     if (isFusibleReduction(&op)) {
       sums.push_back(operand(b, op.getOpOperand(0)));

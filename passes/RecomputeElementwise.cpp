@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace mlir::fluid {
 #define GEN_PASS_DEF_FLUIDRECOMPUTEELEMENTWISE
@@ -43,6 +44,69 @@ struct FluidRecomputeElementwisePass
   void recompute(func::FuncOp func);
 };
 
+/// A forward value as the step keeps it: the value and, in mixed precision
+/// (--fluid-mixed-precision), the narrowing cast that stores it in 16 bits
+/// and the widening cast that f32 ops read it through.
+struct StoredValue {
+  Value value;
+  CastOp narrow; // may be null
+  CastOp widen;  // may be null (and is, when narrow is)
+};
+
+/// The casts through which `value` is kept (value -> 16 bits -> f32), when
+/// it feeds one narrowing cast and nothing else, and that cast at most one
+/// widening cast back to f32 besides its 16-bit users.
+StoredValue storedForm(Value value) {
+  StoredValue stored{value, nullptr, nullptr};
+  auto f32 = [](Type type) {
+    return cast<RankedTensorType>(type).getElementType().isF32();
+  };
+  if (!value.hasOneUse())
+    return stored;
+  auto narrow = dyn_cast<CastOp>(*value.getUsers().begin());
+  if (!narrow || f32(narrow.getType()) ||
+      cast<RankedTensorType>(narrow.getType()).getElementTypeBitWidth() != 16)
+    return stored;
+  stored.narrow = narrow;
+  for (Operation *user : narrow.getResult().getUsers()) {
+    auto widen = dyn_cast<CastOp>(user);
+    if (!widen || !f32(widen.getType()))
+      continue;
+    if (stored.widen) // two widening casts: leave them alone
+      return StoredValue{value, nullptr, nullptr};
+    stored.widen = widen;
+  }
+  return stored;
+}
+
+/// Moves `op` and every op that (transitively) reads its results before
+/// `anchor` to right after `anchor`, in their order. Fails (moving nothing)
+/// when `anchor` is among them (it depends on `op`).
+bool sinkAfter(Operation *op, Operation *anchor) {
+  SmallVector<Operation *> cone = {op};
+  DenseSet<Operation *> inCone = {op};
+  for (Operation *at = op->getNextNode(); at && at != anchor;
+       at = at->getNextNode())
+    if (llvm::any_of(at->getOperands(), [&](Value operand) {
+          Operation *producer = operand.getDefiningOp();
+          return producer && inCone.contains(producer);
+        })) {
+      cone.push_back(at);
+      inCone.insert(at);
+    }
+  if (llvm::any_of(anchor->getOperands(), [&](Value operand) {
+        Operation *producer = operand.getDefiningOp();
+        return producer && inCone.contains(producer);
+      }))
+    return false;
+  Operation *after = anchor;
+  for (Operation *member : cone) {
+    member->moveAfter(after);
+    after = member;
+  }
+  return true;
+}
+
 void FluidRecomputeElementwisePass::recompute(func::FuncOp func) {
   Block &block = func.getBody().front();
   // The forward pass ends where the loss is computed; what comes after is
@@ -55,8 +119,12 @@ void FluidRecomputeElementwisePass::recompute(func::FuncOp func) {
   if (!lossOp)
     return;
   DenseMap<Operation *, int64_t> position;
-  for (auto [i, op] : llvm::enumerate(block))
-    position[&op] = static_cast<int64_t>(i);
+  auto number = [&] {
+    position.clear();
+    for (auto [i, op] : llvm::enumerate(block))
+      position[&op] = static_cast<int64_t>(i);
+  };
+  number();
   int64_t forwardEnd = position.lookup(lossOp);
   auto backwardUses = [&](Value value) {
     SmallVector<OpOperand *> uses;
@@ -65,42 +133,143 @@ void FluidRecomputeElementwisePass::recompute(func::FuncOp func) {
         uses.push_back(&use);
     return uses;
   };
+  auto earliest = [&](ArrayRef<OpOperand *> uses) {
+    Operation *first = nullptr;
+    for (OpOperand *use : uses)
+      if (!first || position.lookup(use->getOwner()) < position.lookup(first))
+        first = use->getOwner();
+    return first;
+  };
 
-  SmallVector<ReluOp> candidates;
-  for (ReluOp relu : block.getOps<ReluOp>())
-    if (position.lookup(relu) < forwardEnd)
-      candidates.push_back(relu);
+  SmallVector<Operation *> candidates;
+  for (Operation &op : block)
+    if (isa<ReluOp, BatchNormOp>(op) && position.lookup(&op) < forwardEnd)
+      candidates.push_back(&op);
   OpBuilder builder(func.getContext());
-  for (ReluOp relu : candidates) {
-    auto norm = relu.getInput().getDefiningOp<BatchNormOp>();
-    // The normalized value must feed only this ReLU, and what the copy
-    // reads (the batch norm's input and statistics) must be kept for the
-    // backward pass anyway, so that recomputing keeps nothing longer.
-    if (!norm || !norm.getOutput().hasOneUse() ||
-        bytesOf(relu.getType()) < static_cast<int64_t>(minBytes) ||
-        backwardUses(norm.getInput()).empty() ||
-        backwardUses(norm.getSavedMean()).empty() ||
-        backwardUses(norm.getSavedInvStd()).empty())
+  // Whether a batch norm's output feeds only the op being recomputed and
+  // what a copy reads (its input and statistics) is kept for the backward
+  // pass anyway, so that recomputing keeps nothing longer.
+  auto keptAnyway = [&](BatchNormOp norm) {
+    return norm.getOutput().hasOneUse() &&
+           !backwardUses(norm.getInput()).empty() &&
+           !backwardUses(norm.getSavedMean()).empty() &&
+           !backwardUses(norm.getSavedInvStd()).empty();
+  };
+  auto normalize = [&](BatchNormOp norm, Location loc) -> Value {
+    return BatchNormApplyOp::create(builder, loc, norm.getOutput().getType(),
+                                    norm.getInput(), norm.getScale(),
+                                    norm.getShift(), norm.getSavedMean(),
+                                    norm.getSavedInvStd());
+  };
+  for (Operation *candidate : candidates) {
+    // relu(batch_norm(x)), or a residual block's output relu(batch_norm(x)
+    // + z), where z is another batch norm's output (a projection shortcut)
+    // or a value the backward pass keeps anyway (an identity shortcut: the
+    // block's input, which its first convolution's filter gradient reads);
+    // or a batch norm's output itself where the backward pass reads it
+    // (a squeeze-and-excitation block's product's gradient).
+    auto relu = dyn_cast<ReluOp>(candidate);
+    BatchNormOp norm, otherNorm;
+    AddOp add;
+    Value other;
+    if (!relu) {
+      norm = cast<BatchNormOp>(candidate);
+    } else if (auto direct = relu.getInput().getDefiningOp<BatchNormOp>()) {
+      norm = direct;
+    } else if (auto sum = relu.getInput().getDefiningOp<AddOp>();
+               sum && sum.getResult().hasOneUse() &&
+               sum.getLhs().getType() == sum.getType() &&
+               sum.getRhs().getType() == sum.getType()) {
+      add = sum;
+      for (unsigned i = 0; i < 2 && !norm; ++i)
+        if (auto operand = sum->getOperand(i).getDefiningOp<BatchNormOp>()) {
+          norm = operand;
+          other = sum->getOperand(1 - i);
+        }
+      if (norm)
+        otherNorm = other.getDefiningOp<BatchNormOp>();
+    }
+    if (!norm)
       continue;
-    SmallVector<OpOperand *> uses = backwardUses(relu.getResult());
+    StoredValue stored = storedForm(relu ? relu.getResult() : norm.getOutput());
+    Value kept = stored.narrow ? stored.narrow.getResult() : stored.value;
+    // (A batch norm's own output may have other uses: it is the value.)
+    bool normKept = relu ? keptAnyway(norm)
+                         : !backwardUses(norm.getInput()).empty() &&
+                               !backwardUses(norm.getSavedMean()).empty() &&
+                               !backwardUses(norm.getSavedInvStd()).empty();
+    if (!normKept || (otherNorm && !keptAnyway(otherNorm)) ||
+        bytesOf(kept.getType()) < static_cast<int64_t>(minBytes))
+      continue;
+    SmallVector<OpOperand *> uses;
+    SmallVector<Value, 3> values = {stored.value};
+    if (stored.narrow)
+      values.push_back(stored.narrow.getResult());
+    if (stored.widen)
+      values.push_back(stored.widen.getResult());
+    for (Value value : values)
+      llvm::append_range(uses, backwardUses(value));
     if (uses.empty())
       continue;
-    Operation *first = uses.front()->getOwner();
-    for (OpOperand *use : uses)
-      if (use->getOwner()->isBeforeInBlock(first))
-        first = use->getOwner();
+    // The batch norm's gradient reads its input after the backward pass's
+    // first use of the activation when that use is the next convolution's
+    // filter gradient. Such uses (and what reads them) move after the
+    // gradient, so that the copy can be computed where the gradient's
+    // kernels read the batch norm's input anyway and fuse with them
+    // (--fluid-fuse-elementwise): the activation costs one write there.
+    Operation *gradient = earliest(backwardUses(norm.getInput()));
+    for (OpOperand *use : uses) {
+      Operation *owner = use->getOwner();
+      if (owner->getNumResults() != 0 &&
+          position.lookup(owner) < position.lookup(gradient) &&
+          !isFusibleElementwise(owner) && sinkAfter(owner, gradient))
+        number();
+    }
+    Operation *first = earliest(uses);
+    // An identity shortcut must be read there or later anyway (its stored
+    // 16-bit form, where it is read through a widening cast); it is not
+    // when it was recomputed itself, which makes every other block output
+    // of a chain of identity blocks a candidate.
+    if (add && !otherNorm) {
+      Value source = other;
+      if (auto widen = other.getDefiningOp<CastOp>();
+          widen && isWideningStorageCast(widen))
+        source = widen.getInput();
+      if (llvm::none_of(source.getUsers(), [&](Operation *user) {
+            return position.lookup(user) >= position.lookup(first);
+          }))
+        continue;
+    }
     builder.setInsertionPoint(first);
-    Location loc = relu.getLoc();
-    Value normalized = BatchNormApplyOp::create(
-        builder, loc, norm.getOutput().getType(), norm.getInput(),
-        norm.getScale(), norm.getShift(), norm.getSavedMean(),
-        norm.getSavedInvStd());
-    Value again =
-        ReluOp::create(builder, loc, relu.getType(), normalized).getResult();
+    Location loc = candidate->getLoc();
+    Value recomputed = normalize(norm, loc);
+    if (add) {
+      Value shortcut = otherNorm ? normalize(otherNorm, loc) : other;
+      bool normFirst = add.getLhs() == norm.getOutput();
+      recomputed = AddOp::create(builder, add.getLoc(), add.getType(),
+                                 normFirst ? recomputed : shortcut,
+                                 normFirst ? shortcut : recomputed)
+                       .getResult();
+    }
+    IRMapping copies;
+    if (relu)
+      recomputed =
+          ReluOp::create(builder, loc, relu.getType(), recomputed).getResult();
+    copies.map(stored.value, recomputed);
+    if (stored.narrow)
+      copies.map(stored.narrow.getResult(),
+                 builder.clone(*stored.narrow, copies)->getResult(0));
+    if (stored.widen)
+      copies.map(stored.widen.getResult(),
+                 builder.clone(*stored.widen, copies)->getResult(0));
     for (OpOperand *use : uses)
-      use->set(again);
+      use->set(copies.lookup(use->get()));
+    // A widening cast that only the backward pass read is dead now.
+    if (stored.widen && stored.widen.use_empty())
+      stored.widen.erase();
+    number();
     ++numRecomputed;
-    numRecomputedBytes += bytesOf(relu.getType());
+    numRecomputedBytes += bytesOf(kept.getType());
   }
 }
 

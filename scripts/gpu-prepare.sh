@@ -84,9 +84,12 @@ done
 echo "compiled resnet18-bf16-{cuda,cpu,cuda-unfused}"
 # Channels-last (--layout nhwc) on cuda against the NCHW cpu program (the
 # cpu backend trains both layouts bitwise alike): f32, fused and not, and
-# bf16.
-for variant in "nhwc-cuda:" "nhwc-cuda-unfused:--no-fuse-elementwise" \
-  "nhwc-bf16-cuda:--precision bf16"; do
+# bf16; the fused ones recompute every batch norm + ReLU output in the
+# backward pass (--recompute-min-bytes 0: at this size all are below the
+# default 1 MiB), so the sums kernels that write them are checked too.
+for variant in "nhwc-cuda:--recompute-min-bytes 0" \
+  "nhwc-cuda-unfused:--no-fuse-elementwise" \
+  "nhwc-bf16-cuda:--precision bf16 --recompute-min-bytes 0"; do
   read -r -a flags <<< "${variant#*:}"
   "$bin/fluid-compile" "$programs/resnet18-cuda.mlir" --backend cuda \
     --training "$resnet18" --layout nhwc "${flags[@]}" \

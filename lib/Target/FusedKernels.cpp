@@ -446,7 +446,7 @@ FailureOr<std::string> mlir::fluid::emitCpuFusedKernel(FusionOp fusion,
                             ? "i" + std::to_string(axis)
                             : std::string("0");
   for (Operation &op : body.without_terminator()) {
-    if (isFusibleView(&op))
+    if (isLoadedView(&op))
       continue; // its readers load through it
     if (isFusibleReduction(&op)) {
       std::string value = operandText(op.getOpOperand(0));

@@ -311,3 +311,33 @@ func.func @no_recompute_far(%dy: tensor<2x4x4x8xbf16>, %x: tensor<2x4x4x8xbf16>,
   %d = fluid.sub %g, %r : tensor<2x4x4x8xf32>, tensor<1x1x1x8xf32> -> tensor<2x4x4x8xf32>
   return %s, %d, %c : tensor<8xf32>, tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>
 }
+
+// -----
+
+// A batch norm's backward sums where the 16-bit activation is recomputed
+// (--fluid-recompute-elementwise): relu_grad reads the bf16 value widened
+// again, and joins the group that rounds it (looking through the widening
+// cast); the region widens its own copy. The bf16 value is a result (a
+// library call reads it after the region), and the cast stays, after the
+// region, for the reader outside (%late).
+// CHECK-LABEL: func.func @widen_computed
+// CHECK: %[[R:.+]]:3 = fluid.fusion ins(%arg0, %arg1 : tensor<2x3x3x4xf32>, tensor<2x3x3x4xf32>) -> (tensor<2x3x3x4xbf16>, tensor<2x3x3x4xf32>, tensor<4xf32>)
+// CHECK: %[[N:.+]] = fluid.cast %{{.+}} : tensor<2x3x3x4xf32> -> tensor<2x3x3x4xbf16>
+// CHECK-NEXT: %[[W:.+]] = fluid.cast %[[N]] : tensor<2x3x3x4xbf16> -> tensor<2x3x3x4xf32>
+// CHECK-NEXT: %[[G:.+]] = fluid.relu_grad %{{.+}}, %[[W]]
+// CHECK-NEXT: %[[S:.+]] = fluid.reduce_sum %[[G]]
+// CHECK-NEXT: fluid.yield %[[N]], %[[G]], %[[S]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[LATE:.+]] = fluid.cast %[[R]]#0 : tensor<2x3x3x4xbf16> -> tensor<2x3x3x4xf32>
+// CHECK-NEXT: fluid.conv2d_grad_filter %arg2, %[[R]]#0
+// CHECK-NEXT: fluid.softmax %[[LATE]]
+func.func @widen_computed(%x: tensor<2x3x3x4xf32>, %dy: tensor<2x3x3x4xf32>, %dyn: tensor<2x3x3x4xbf16>) -> (tensor<4xf32>, tensor<2x3x3x4xf32>, tensor<4x1x1x4xbf16>, tensor<2x3x3x4xf32>) {
+  %r = fluid.relu %x : tensor<2x3x3x4xf32>
+  %n = fluid.cast %r : tensor<2x3x3x4xf32> -> tensor<2x3x3x4xbf16>
+  %wide = fluid.cast %n : tensor<2x3x3x4xbf16> -> tensor<2x3x3x4xf32>
+  %g = fluid.relu_grad %dy, %wide : tensor<2x3x3x4xf32>
+  %s = fluid.reduce_sum %g {axes = array<i64: 0, 1, 2>} : tensor<2x3x3x4xf32> -> tensor<4xf32>
+  %dw = fluid.conv2d_grad_filter %dyn, %n {channels_last} : (tensor<2x3x3x4xbf16>, tensor<2x3x3x4xbf16>) -> tensor<4x1x1x4xbf16>
+  %late = fluid.softmax %wide {axis = 3 : i64} : tensor<2x3x3x4xf32>
+  return %s, %g, %dw, %late : tensor<4xf32>, tensor<2x3x3x4xf32>, tensor<4x1x1x4xbf16>, tensor<2x3x3x4xf32>
+}

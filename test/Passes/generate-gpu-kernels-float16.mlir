@@ -32,3 +32,24 @@ func.func @f(%a: memref<4x256xbf16>, %b: memref<4x256xf32>, %o: memref<4x256xbf1
   }
   return
 }
+
+// A widening cast of a 16-bit value the region computes (a recomputed
+// activation, --fluid-recompute-elementwise): computed, not loaded; the
+// f32 math reads the rounded value.
+// CHECK: gpu.func @fused_1(%[[A:.*]]: memref<1024xf32>, %[[N16:.*]]: memref<1024xbf16>, %{{.*}}: memref<1024xf32>) kernel {
+// CHECK: %[[X1:.*]] = memref.load %[[A]][%{{.*}}] : memref<1024xf32>
+// CHECK: %[[T:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NEXT: %[[E:.*]] = arith.extf %[[T]] : bf16 to f32
+// CHECK-NEXT: arith.mulf %[[E]], %[[X1]]
+// CHECK: memref.store %[[T]], %[[N16]][%{{.*}}] : memref<1024xbf16>
+func.func @g(%a: memref<4x256xf32>, %n: memref<4x256xbf16>, %o: memref<4x256xf32>) {
+  fluid_rt.launch "fusion" ins(%a : memref<4x256xf32>) outs(%n, %o : memref<4x256xbf16>, memref<4x256xf32>) params {} {
+  ^bb0(%arg0: tensor<4x256xf32>):
+    %r = fluid.relu %arg0 : tensor<4x256xf32>
+    %t = fluid.cast %r : tensor<4x256xf32> -> tensor<4x256xbf16>
+    %e = fluid.cast %t : tensor<4x256xbf16> -> tensor<4x256xf32>
+    %y = fluid.mul %e, %arg0 : tensor<4x256xf32>, tensor<4x256xf32> -> tensor<4x256xf32>
+    fluid.yield %t, %y : tensor<4x256xbf16>, tensor<4x256xf32>
+  }
+  return
+}

@@ -144,6 +144,12 @@ static cl::opt<bool> noRecompute(
              "backward pass reads instead of recomputing batch norm + ReLU "
              "outputs there"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<uint64_t> recomputeMinBytes(
+    "recompute-min-bytes",
+    cl::desc("Recompute only batch norm + ReLU outputs of at least this many "
+             "bytes in the backward pass (--fluid-recompute-elementwise="
+             "min-bytes=N; default 1048576)"),
+    cl::value_desc("BYTES"), cl::init(1048576), cl::cat(compileCategory));
 static cl::opt<bool> noExpandBatchNorm(
     "no-expand-batch-norm",
     cl::desc("Skip --fluid-expand-batch-norm: run training batch norm and "
@@ -423,8 +429,11 @@ int main(int argc, char **argv) {
       pm.addPass(createFluidGroupOptimizer());
     if (!noPoolIndices)
       pm.addPass(createFluidPoolIndices());
-    if (!noRecompute)
-      pm.addPass(createFluidRecomputeElementwise());
+    if (!noRecompute) {
+      FluidRecomputeElementwiseOptions recompute;
+      recompute.minBytes = recomputeMinBytes;
+      pm.addPass(createFluidRecomputeElementwise(recompute));
+    }
     if (!noExpandBatchNorm)
       pm.addPass(createFluidExpandBatchNorm());
     if (layout != "nchw") {

@@ -514,32 +514,40 @@ def FluidRecomputeElementwise
   let description = [{
     Rematerialization, decided per value by bytes saved against work added.
     On the tensor level of a training step (before `--fluid-bufferize`),
-    every `fluid.relu` of a `fluid.batch_norm` output that the backward pass
-    reads (the ReLU's gradient, the next convolution's filter gradient) is
-    computed again right before its first use there, from the batch norm's
-    input and saved statistics (`fluid.batch_norm_apply`, then `fluid.relu`),
-    and the backward pass reads the copy. The forward value then dies at its
-    last forward use: per convolution + batch norm + ReLU, one activation
-    less lives from the forward to the backward pass.
+    every value of these forms that the backward pass reads is computed
+    again in the backward pass from the batch norms' inputs and saved
+    statistics (`fluid.batch_norm_apply`), and the backward pass reads the
+    copy: `relu(batch_norm(x))` (read by the ReLU's gradient and the next
+    convolution's filter gradient); a residual block's output
+    `relu(batch_norm(x) + z)` where z is another batch norm's output (a
+    projection shortcut) or a value the backward pass reads there or later
+    anyway (an identity shortcut, the block's input; since a recomputed
+    input is no longer kept, every other block of a chain qualifies); and
+    `batch_norm(x)` itself (read by the gradient of a squeeze-and-excitation
+    product). The forward value then dies at its last forward use: per
+    convolution + batch norm (+ ReLU), one activation less lives from the
+    forward to the backward pass. In mixed precision
+    (`--fluid-mixed-precision`) the activation is kept as the ReLU's 16-bit
+    cast, read back through a widening cast; the copy repeats both casts,
+    so it is bitwise the stored value.
 
     A value is recomputed only when the batch norm's input and statistics
     are read by the backward pass anyway (so recomputing extends no other
-    lifetime). Every candidate saves its bytes for one read of the batch
-    norm's input and one write of the activation (the same ratio for all),
-    so the choice is how much work to add: only values of at least
-    `min-bytes` (default 128 MiB: the high-resolution activations of
-    ImageNet-sized batches, which hold most of the bytes) are recomputed.
-    On an H200 (bench/NOTES.md) recomputing every activation of 1 MiB or
-    more cost SE-ResNeXt-50 at batch 128 4.0% of its speed for 3.5 GiB;
-    until elementwise fusion folds the recomputation into the backward
-    kernels, the larger threshold keeps the cost small. On the cpu backend the copy is bitwise the forward
-    value. The pass statistics (`--mlir-pass-statistics`) count the values
-    and bytes; the memory report counts `batch_norm_apply` launches.
+    lifetime). The copy is placed where the batch norm's gradient reads
+    them: a filter gradient reading the activation before that point moves
+    after it (with what reads its result), so that
+    `--fluid-fuse-elementwise` computes the copy inside the gradient's sums
+    kernel, which reads the batch norm's input anyway. The activation then
+    costs one more write in the backward pass and no launch. Values below
+    `min-bytes` (default 1 MiB) stay stored. On the cpu backend the copy is
+    bitwise the forward value. The pass statistics
+    (`--mlir-pass-statistics`) count the values and bytes; the memory report
+    counts `batch_norm_apply` launches (none when all are fused).
   }];
   let options = [
-    Option<"minBytes", "min-bytes", "uint64_t", /*default=*/"134217728",
+    Option<"minBytes", "min-bytes", "uint64_t", /*default=*/"1048576",
            "Recompute only activations of at least this many bytes "
-           "(default 128 MiB)">
+           "(default 1 MiB)">
   ];
   let statistics = [
     Statistic<"numRecomputed", "recomputed-values",

@@ -20,7 +20,10 @@ float32 rounding, of either method, moves layer1's gradients by percent.)
 ResNet-18 in bf16 and in fp16 (--precision; fp16 with its dynamic loss
 scaling), fused and unfused, 2 steps: byte-equal checkpoints too, where the
 regions read the convolutions' 16-bit outputs through widening casts
-(views) and round their 16-bit results once, as the cast kernel does.
+(views) and round their 16-bit results once, as the cast kernel does; and
+with every batch norm + ReLU output recomputed (--recompute-min-bytes 0)
+against none recomputed and unfused, byte-equal as well (and SE-ResNeXt-50
+in bf16 the same way).
 """
 
 import filecmp
@@ -107,21 +110,46 @@ def main():
         la, lb = losses["library"][0], losses["default"][0]
         report(abs(la - lb) <= 1e-5 * abs(la),
                f"{model}: first loss {lb} vs {la}, tolerance 1e-5 relative")
-    # Mixed precision: 16-bit values at the regions' edges, still bitwise.
+    # Mixed precision: 16-bit values at the regions' edges, still bitwise;
+    # and with every batch norm + ReLU output recomputed in the backward
+    # pass (the batch norm's sums kernel rounds it to 16 bits and widens it
+    # again itself), against none recomputed and unfused.
     mlir = os.path.join(work, "resnet18.mlir")
+    variants = dict(VARIANTS)
+    variants["recompute"] = ["--recompute-min-bytes", "0"]
+    variants["no-recompute"] = ["--no-recompute-elementwise",
+                                "--no-fuse-elementwise"]
     for precision in ("bf16", "fp16"):
         ck = {}
-        for variant in ("default", "no-fuse"):
+        for variant in ("default", "no-fuse", "recompute", "no-recompute"):
             exe = os.path.join(work, f"resnet18-{precision}-{variant}")
             subprocess.run(["fluid-compile", mlir, "--backend", "cpu",
                             "--quiet", "--training", TRAINING, "--precision",
-                            precision, "-o", exe, *VARIANTS[variant]],
+                            precision, "-o", exe, *variants[variant]],
                            check=True)
             ck[variant] = exe + "-2.safetensors"
             run(exe, 2, ck[variant])
         report(filecmp.cmp(ck["default"], ck["no-fuse"], shallow=False),
                f"resnet18 {precision}: fused and unfused regions give "
                "byte-equal checkpoints after 2 steps")
+        report(filecmp.cmp(ck["recompute"], ck["no-recompute"],
+                           shallow=False),
+               f"resnet18 {precision}: every activation recomputed (fused) "
+               "and none (unfused) give byte-equal checkpoints after 2 steps")
+    # SE-ResNeXt-50 in bf16: its blocks' batch norm outputs (the
+    # squeeze-and-excitation product reads them back) are recomputed too.
+    mlir = os.path.join(work, "se_resnext50.mlir")
+    ck = {}
+    for variant in ("recompute", "no-recompute"):
+        exe = os.path.join(work, f"se_resnext50-bf16-{variant}")
+        subprocess.run(["fluid-compile", mlir, "--backend", "cpu", "--quiet",
+                        "--training", TRAINING, "--precision", "bf16", "-o",
+                        exe, *variants[variant]], check=True)
+        ck[variant] = exe + "-2.safetensors"
+        run(exe, 2, ck[variant])
+    report(filecmp.cmp(ck["recompute"], ck["no-recompute"], shallow=False),
+           "se_resnext50 bf16: every activation recomputed (fused) and none "
+           "(unfused) give byte-equal checkpoints after 2 steps")
     print(f"{failures} failed")
     sys.exit(1 if failures else 0)
 

@@ -22,8 +22,7 @@ static bool isStorageFloat(Type type) {
          (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
 }
 
-/// A cast from f16 or bf16 to f32 or f64: exact.
-static bool isWideningStorageCast(Operation *op) {
+bool mlir::fluid::isWideningStorageCast(Operation *op) {
   auto cast = dyn_cast<CastOp>(op);
   return cast && isStorageFloat(cast.getInput().getType()) &&
          isGeneratedFloat(cast.getType());
@@ -100,6 +99,16 @@ bool mlir::fluid::isFusibleView(Operation *op) {
   return false;
 }
 
+bool mlir::fluid::isLoadedView(Operation *op) {
+  if (!isFusibleView(op))
+    return false;
+  Value source = op->getOperand(0);
+  if (isa<BlockArgument>(source))
+    return true;
+  Operation *producer = source.getDefiningOp();
+  return producer && isLoadedView(producer);
+}
+
 ArrayRef<int64_t> FusionOp::getIterationShape() {
   for (Operation &op : getBodyBlock().without_terminator()) {
     if (isFusibleView(&op))
@@ -164,13 +173,11 @@ LogicalResult FusionOp::verifyRegions() {
     return text.empty() ? std::string("rank 0") : text;
   };
   for (Operation &op : block.without_terminator()) {
-    if (isFusibleView(&op)) {
-      Value source = op.getOperand(0);
-      Operation *producer = source.getDefiningOp();
-      if (!isa<BlockArgument>(source) && !(producer && isFusibleView(producer)))
-        return op.emitOpError() << "is a view of a value the fused region "
-                                   "computes; a view may only apply to an "
-                                   "input (or a view of one)";
+    if (isFusibleView(&op) && !isLoadedView(&op) && !isWideningStorageCast(&op))
+      return op.emitOpError() << "is a view of a value the fused region "
+                                 "computes; a view may only apply to an "
+                                 "input (or a view of one)";
+    if (isLoadedView(&op)) {
       // (A sum reads its input at the iteration shape, checked below.)
       for (Operation *user : op.getUsers())
         if (!isFusibleElementwise(user) && !isFusibleView(user) &&
@@ -198,7 +205,7 @@ LogicalResult FusionOp::verifyRegions() {
                                      "region; a sum can only be yielded";
       continue;
     }
-    if (!isFusibleElementwise(&op))
+    if (!isFusibleElementwise(&op) && !isWideningStorageCast(&op))
       return op.emitOpError()
              << "cannot be part of a fused region (only elementwise ops and "
                 "per-channel sums on f32 or f64 can)";

@@ -88,6 +88,16 @@ std::optional<int64_t> fusedSumChannelAxis(Operation *op);
 /// converted to the view's element type.
 bool isFusibleView(Operation *op);
 
+/// Whether `op`, in a `fluid.fusion` body, is a view its readers load
+/// through: an isFusibleView op applied to an argument or to such a view.
+/// A widening cast of a value the region computes is not one: the region
+/// computes it like an elementwise op (the 16-bit value it widens is one of
+/// the region's results, rounded once).
+bool isLoadedView(Operation *op);
+
+/// Whether `op` is a `fluid.cast` from f16 or bf16 to f32 or f64 (exact).
+bool isWideningStorageCast(Operation *op);
+
 namespace OpTrait {
 /// See Fluid_NoUnknownAttributes in FluidBase.td.
 template <typename ConcreteType>
