@@ -23,15 +23,15 @@ def run(*command):
 
 
 def train_like_torch(net, path, inputs, labels, steps, lr, momentum,
-                     problems):
+                     problems, rtol=1e-4, atol=1e-6):
     """Builds momentum SGD for path("net.mlir") with fluid-opt, runs
     `steps` steps with fluid-run from path("net.safetensors") on `inputs`
     ({graph input name: (.npy path, tensor)}) and `labels`, then the same
     steps of `net` (train mode, from its current state) with torch.optim.
     Appends to `problems` every loss off by more than 1e-5 relative, and
-    every parameter, buffer or momentum buffer off by more than 1e-4
-    relative + 1e-6 absolute. Returns (fluid losses, torch losses, number
-    of tensors compared)."""
+    every parameter, buffer or momentum buffer off by more than `rtol`
+    relative + `atol` absolute. The model may be float32 or float64.
+    Returns (fluid losses, torch losses, number of tensors compared)."""
     run("fluid-opt", path("net.mlir"),
         f"--fluid-build-training=optimizer=momentum lr={lr} "
         f"momentum={momentum}", "-o", path("train.mlir"))
@@ -44,7 +44,7 @@ def train_like_torch(net, path, inputs, labels, steps, lr, momentum,
               "--save-params", path("after.safetensors"),
               "--print-values", "1")
     losses = [float(m.group(1)) for m in
-              re.finditer(r"output #0: \[\] f32  values: (\S+)", out)]
+              re.finditer(r"output #0: \[\] f(?:32|64)  values: (\S+)", out)]
 
     net.train()
     optimizer = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
@@ -77,7 +77,7 @@ def train_like_torch(net, path, inputs, labels, steps, lr, momentum,
             problems.append(f"checkpoint lacks {name}")
             continue
         diff = np.abs(after[name] - value)
-        if np.any(diff > 1e-4 * np.abs(value) + 1e-6):
+        if np.any(diff > rtol * np.abs(value) + atol):
             problems.append(f"{name} after {steps} steps: max |diff| "
                             f"{diff.max():.3g}")
     return losses, torch_losses, len(expected)

@@ -18,9 +18,9 @@
 //
 // Shapes are static: dynamic batch dimensions of the inputs take the given
 // batch size; every other dimension follows from fluid's shape rules, and
-// shape computations on known values (Shape, Gather, Unsqueeze, Concat,
-// integer arithmetic) are folded. Errors are emitted as MLIR diagnostics,
-// prefixed with the node they concern; nothing aborts.
+// shape computations on known values (Shape, Gather, Slice, Unsqueeze,
+// Concat, Cast, integer arithmetic) are folded. Errors are emitted as MLIR
+// diagnostics, prefixed with the node they concern; nothing aborts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +71,11 @@ ImportedProgram importModel(MLIRContext &context,
 
 /// The ONNX operators the importer supports, sorted, comma-separated.
 std::string getSupportedOperators();
+
+/// Writes the operator table, one operator a line, sorted by name: its
+/// name, the opset versions that (re)define it up to opset 17 and the
+/// attributes the importer reads, separated by tabs, the lists by commas.
+void printOperatorTable(llvm::raw_ostream &os);
 
 /// Writes `text` with its control characters and the bytes that are not
 /// UTF-8 as \XX (hexadecimal), as MLIR escapes them: a name taken from the

@@ -3,6 +3,7 @@
 //   fluid-import-onnx MODEL.onnx [-o OUT.mlir] [--batch N]
 //                     [--loss softmax_cross_entropy]
 //                     [--params-out FILE.safetensors]
+//   fluid-import-onnx --list-operators
 //
 // Writes the fluid program and, next to it, the values of its parameters
 // (the graph's initializers) as safetensors. Both files are written in full
@@ -64,6 +65,12 @@ static cl::opt<std::string> paramsOut(
 static cl::opt<bool> printDebugInfo(
     "mlir-print-debuginfo",
     cl::desc("Print each op's location: the ONNX node it comes from"),
+    cl::cat(toolOptions));
+static cl::opt<bool> listOperators(
+    "list-operators",
+    cl::desc("Print the supported operators and exit: one a line, its name, "
+             "the opset versions that define it and the attributes read, "
+             "tab-separated (lists comma-separated)"),
     cl::cat(toolOptions));
 
 static constexpr const char *kToolName = "fluid-import-onnx";
@@ -198,7 +205,8 @@ Reads an ONNX model (opsets 11 to 17) and writes a verified fluid module:
 
 Shapes are static: a dynamic dimension 0 (the batch) of an input takes
 --batch; any other dynamic dimension is an error. Computations on shapes
-(Shape, Gather, Unsqueeze, Concat, integer Add/Sub/Mul/Div) are folded.
+(Shape, Gather, Slice, Unsqueeze, Concat, Cast, integer Add/Sub/Mul/Div)
+are folded.
 
 What is checked before anything is imported:
   - the model is a regular file of at most 2 GiB (protobuf's limit), and
@@ -219,7 +227,8 @@ What is checked before anything is imported:
            mlir::fluid::onnx_import::getSupportedOperators() +
            ". Convolution and pooling are 1-D or 2-D; element "
            "types FLOAT and DOUBLE (INT32 and INT64 for shapes and "
-           "indices).") +
+           "indices). --list-operators prints them with their opset "
+           "versions and attributes.") +
       R"(
 Examples:
   fluid-import-onnx resnet18.onnx -o resnet18.mlir
@@ -236,6 +245,10 @@ without --batch).
 )";
   cl::ParseCommandLineOptions(argc, argv, overview);
 
+  if (listOperators) {
+    mlir::fluid::onnx_import::printOperatorTable(llvm::outs());
+    return 0;
+  }
   if (inputFilename.empty()) {
     error() << "no model given (fluid-import-onnx MODEL.onnx)\n";
     return 1;

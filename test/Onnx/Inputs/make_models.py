@@ -161,6 +161,149 @@ save("softmax11",
      [helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=1)],
      [tensor("x", [2, 3, 4])], [tensor("y", [2, 3, 4])], opset=11)
 
+# --- import-ops.test: operators composed of fluid ops ----------------------
+def const_floats(name, values):
+    return helper.make_node(
+        "Constant", [], [name], name=name,
+        value=numpy_helper.from_array(np.array(values, np.float32), name))
+
+
+def scalar(name, value):
+    return numpy_helper.from_array(np.array(value, np.float32), name)
+
+
+# ReLU6 as torch.onnx exports it: bounds from Constant nodes.
+save("clip",
+     [const_floats("zero", 0.0), const_floats("six", 6.0),
+      helper.make_node("Clip", ["x", "zero", "six"], ["y"], name="relu6")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+# A lower bound from an initializer (a value, not a parameter), no upper.
+save("clip-min",
+     [helper.make_node("Clip", ["x", "lo"], ["y"], name="clamp")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])], [scalar("lo", -1.0)])
+save("hardsigmoid",
+     [helper.make_node("HardSigmoid", ["x"], ["y"], name="gate", alpha=0.25)],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("hardswish", [helper.make_node("HardSwish", ["x"], ["y"], name="act")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])], opset=14)
+# nn.AvgPool2d(3, stride=1, padding=1) as torch.onnx exports it: a Pad of
+# zeros and a pool without padding (count_include_pad = 0).
+save("pad-avgpool",
+     [const_ints("pads", [0, 0, 1, 1, 0, 0, 1, 1]),
+      helper.make_node("Pad", ["x", "pads"], ["p"], name="pad",
+                       mode="constant"),
+      helper.make_node("AveragePool", ["p"], ["y"], name="pool",
+                       kernel_shape=[3, 3])],
+     [tensor("x", [2, 4, 5, 5])], [tensor("y", [2, 4, 5, 5])])
+# A pool that does not count its own padding: the Pad stays a Pad.
+save("pad-avgpool-exclude",
+     [const_ints("pads", [0, 0, 1, 1, 0, 0, 1, 1]),
+      helper.make_node("Pad", ["x", "pads"], ["p"], name="pad"),
+      helper.make_node("AveragePool", ["p"], ["y"], name="pool",
+                       kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+     [tensor("x", [2, 4, 5, 5])], [tensor("y", [2, 4, 7, 7])])
+# Zeros before a max pool are values that can win.
+save("pad-maxpool",
+     [const_ints("pads", [0, 0, 1, 0, 0, 0, 0, 1]),
+      helper.make_node("Pad", ["x", "pads"], ["p"], name="pad"),
+      helper.make_node("MaxPool", ["p"], ["y"], name="pool",
+                       kernel_shape=[2, 2])],
+     [tensor("x", [2, 4, 5, 5])], [tensor("y", [2, 4, 5, 5])])
+# Asymmetric zeros before a 1-D convolution that pads too.
+save("pad-conv1d",
+     [const_ints("pads", [0, 0, 2, 0, 0, 1]),
+      helper.make_node("Pad", ["x", "pads"], ["p"], name="pad"),
+      helper.make_node("Conv", ["p", "w"], ["y"], name="conv", pads=[1, 1])],
+     [tensor("x", [2, 3, 8])], [tensor("y", [2, 4, 11])],
+     [weight("w", [4, 3, 3])])
+# A Pad with a value, and one that crops: concatenations and slices.
+save("pad-value",
+     [const_ints("pads", [1, -1, 0, 2]),
+      helper.make_node("Pad", ["x", "pads", "value"], ["y"], name="pad")],
+     [tensor("x", [2, 3])], [tensor("y", [3, 4])], [scalar("value", 1.5)])
+save("pad-zero",
+     [const_ints("pads", [0, 0, 0, 0]),
+      helper.make_node("Pad", ["x", "pads"], ["p"], name="pad"),
+      helper.make_node("Relu", ["p"], ["y"], name="act")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("transpose",
+     [helper.make_node("Transpose", ["x"], ["t"], name="swap", perm=[0, 2, 1]),
+      helper.make_node("Transpose", ["t"], ["y"], name="reverse")],
+     [tensor("x", [2, 3, 4])], [tensor("y", [3, 4, 2])])
+# Slices along two axes (a negative end, an end past the dimension), one
+# with step 2, and a Shape -> Slice -> Concat -> Reshape chain folded.
+save("slice",
+     [const_ints("starts", [1, 1]), const_ints("ends", [1000, -1]),
+      const_ints("axes", [1, -1]),
+      helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["a"],
+                       name="window"),
+      const_ints("starts2", [0]), const_ints("ends2", [5]),
+      const_ints("axes2", [1]), const_ints("steps2", [2]),
+      helper.make_node("Slice", ["a", "starts2", "ends2", "axes2", "steps2"],
+                       ["b"], name="strided"),
+      helper.make_node("Shape", ["b"], ["shape"], name="shape"),
+      const_ints("zero", [0]), const_ints("one", [1]),
+      helper.make_node("Slice", ["shape", "zero", "one"], ["batch"],
+                       name="batch"),
+      const_ints("minus_one", [-1]),
+      helper.make_node("Concat", ["batch", "minus_one"], ["target"],
+                       name="target", axis=0),
+      helper.make_node("Reshape", ["b", "target"], ["y"], name="flatten")],
+     [tensor("x", [2, 6, 4])], [tensor("y", [2, 6])])
+save("reduce",
+     [helper.make_node("ReduceMean", ["x"], ["mean"], name="mean",
+                       axes=[2, 3], keepdims=0),
+      const_ints("axes", [-1]),
+      helper.make_node("ReduceSum", ["mean", "axes"], ["y"], name="sum")],
+     [tensor("x", [2, 3, 4, 5])], [tensor("y", [2, 1])])
+save("reduce-max",
+     [helper.make_node("ReduceMax", ["x"], ["m"], name="max", axes=[1]),
+      helper.make_node("ReduceMin", ["m"], ["y"], name="min", keepdims=0)],
+     [tensor("x", [2, 3, 4])], [tensor("y", [])])
+# A cast to another float type, one to the same, and a dynamic batch's
+# shape arithmetic cast back and forth (folded).
+save("cast",
+     [helper.make_node("Cast", ["x"], ["d"], name="widen",
+                       to=TensorProto.DOUBLE),
+      helper.make_node("Cast", ["d"], ["same"], name="same",
+                       to=TensorProto.DOUBLE),
+      helper.make_node("Shape", ["same"], ["shape"], name="shape"),
+      helper.make_node("Cast", ["shape"], ["narrow"], name="narrow",
+                       to=TensorProto.INT32),
+      helper.make_node("Cast", ["narrow"], ["wide"], name="wide",
+                       to=TensorProto.INT64),
+      helper.make_node("Reshape", ["same", "wide"], ["y"], name="view")],
+     [tensor("x", ["batch", 3])], [tensor("y", ["batch", 3], TensorProto.DOUBLE)])
+
+# Unsupported values of these operators (errors.test).
+save("pad-reflect",
+     [const_ints("pads", [0, 1, 0, 1]),
+      helper.make_node("Pad", ["x", "pads"], ["y"], name="pad",
+                       mode="reflect")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 5])])
+save("clip-runtime-bound",
+     [helper.make_node("Clip", ["x", "lo"], ["y"], name="clamp")],
+     [tensor("x", [2, 3]), tensor("lo", [])], [tensor("y", [2, 3])])
+save("cast-float16",
+     [helper.make_node("Cast", ["x"], ["y"], name="narrow",
+                       to=TensorProto.FLOAT16)],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3], TensorProto.FLOAT16)])
+save("transpose-perm",
+     [helper.make_node("Transpose", ["x"], ["y"], name="swap", perm=[0, 0])],
+     [tensor("x", [2, 3])], [tensor("y", [3, 2])])
+save("slice-step0",
+     [const_ints("starts", [0]), const_ints("ends", [2]),
+      const_ints("axes", [1]), const_ints("steps", [0]),
+      helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"],
+                       ["y"], name="window")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 2])])
+save("hardswish13", [helper.make_node("HardSwish", ["x"], ["y"], name="act")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("reduce-keepdims",
+     [helper.make_node("ReduceMean", ["x"], ["y"], name="mean", axes=[1],
+                       keepdims=2)],
+     [tensor("x", [2, 3])], [tensor("y", [2, 1])])
+
 # --- graphs that are not well-formed ----------------------------------------
 # Each must be an error naming the node or graph element (errors.test).
 save("too-many-inputs",

@@ -1,0 +1,115 @@
+# The operators that fluid-import-onnx composes of fluid ops, in what
+# torch.onnx exports for a small model (opsets 13 and 17, as in
+# torchvision-cnns.py): F.pad of zeros before a convolution (its padding;
+# the pads are computed in the graph with ConstantOfShape, Slice of step -1,
+# Transpose and Cast, all folded), F.pad of 0.5 before a max pool
+# (concatenations), nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True)
+# (a Pad that ceil_mode keeps apart from the pool), ReLU6 and
+# hardtanh(0.25, 2) (Clip), and sum, mean and amax over the image (ReduceSum,
+# ReduceMean, ReduceMax). (HardSigmoid and HardSwish are mobilenet_v3's.)
+# @forward in float32 against the model to 1e-5 of the largest |output|,
+# and one step of SGD with momentum in float64 (the gradients of the
+# compositions) to 1e-8 relative + 1e-8 absolute, as torchvision-cnns.py
+# says why.
+#
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %python %s %t
+
+import copy
+import os
+import re
+import sys
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import onnx_training  # noqa: E402
+from onnx_training import run  # noqa: E402
+
+work = sys.argv[1]
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 6, 3)
+        self.bn = torch.nn.BatchNorm2d(6)
+        self.avg = torch.nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True)
+        self.fc = torch.nn.Linear(18, 5)
+
+    def forward(self, x):
+        x = self.bn(self.conv(F.pad(x, (1, 2, 0, 1))))
+        x = F.max_pool2d(F.pad(F.relu6(x), (1, 0, 1, 0), value=0.5), 2)
+        x = F.hardtanh(self.avg(x), 0.25, 2.0)
+        features = torch.cat([x.sum(dim=(2, 3)), x.mean(dim=(2, 3)),
+                              x.amax(dim=(2, 3))], dim=1)
+        return self.fc(features)
+
+
+torch.manual_seed(0)
+net = Net()
+with torch.no_grad():
+    net.bn.weight.uniform_(0.5, 1.5)
+    net.bn.bias.uniform_(-0.5, 0.5)
+    net.bn.running_mean.uniform_(-0.2, 0.2)
+    net.bn.running_var.uniform_(0.5, 2)
+net.eval()
+images = torch.randn(2, 3, 16, 16) * 3
+labels = torch.tensor([1, 4])
+
+problems = []
+for opset in (13, 17):
+    folder = os.path.join(work, str(opset))
+    os.makedirs(folder, exist_ok=True)
+    path = lambda file: os.path.join(folder, file)  # noqa: E731
+    np.save(path("labels.npy"), labels.numpy())
+    for model, x, name in ((net, images, "forward"),
+                           (copy.deepcopy(net).double(), images.double(),
+                            "net")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, x, path(name + ".onnx"),
+                              opset_version=opset,
+                              training=torch.onnx.TrainingMode.PRESERVE,
+                              do_constant_folding=False,
+                              input_names=["images"],
+                              dynamic_axes={"images": {0: "batch"}})
+
+    np.save(path("images.npy"), images.numpy())
+    run("fluid-import-onnx", path("forward.onnx"), "--batch", "2", "-o",
+        path("forward.mlir"))
+    program = open(path("forward.mlir")).read()
+    if not re.search(r"fluid\.conv2d %arg0, .* \{padding = array<i64: 0, 1, "
+                     r"1, 2>\}", program):
+        problems.append(f"opset {opset}: the zeros before the convolution "
+                        "are not its padding")
+    run("fluid-run", path("forward.mlir"), "--params",
+        path("forward.safetensors"), "--input", "images=" + path("images.npy"),
+        "--save-outputs", path("forward"))
+    with torch.no_grad():
+        expected = net(images).numpy()
+    ours = np.load(path("forward/output0.npy"))
+    error = np.abs(ours - expected).max() / np.abs(expected).max()
+    if ours.shape != expected.shape or error > 1e-5:
+        problems.append(f"opset {opset}: output {ours.shape}, error "
+                        f"{error:.3g} of the largest")
+
+    np.save(path("images.npy"), images.double().numpy())
+    run("fluid-import-onnx", path("net.onnx"), "--batch", "2", "--loss",
+        "softmax_cross_entropy", "-o", path("net.mlir"))
+    found = []
+    losses, torch_losses, compared = onnx_training.train_like_torch(
+        copy.deepcopy(net).double(), path,
+        {"images": (path("images.npy"), images.double())}, labels, 1, 0.1,
+        0.9, found, rtol=1e-8, atol=1e-8)
+    problems += [f"opset {opset}: {p}" for p in found]
+    print(f"opset {opset}: output error {error:.2g} of the largest; loss "
+          f"{losses} vs {torch_losses}; {compared} tensors after the step")
+
+if problems:
+    print("FAIL composed operators: " + "; ".join(problems[:8]))
+    sys.exit(1)
+print("PASS composed operators")

@@ -1,0 +1,389 @@
+//===- ElementwiseOps.cpp - Arithmetic, activations, casts, softmax -------===//
+//
+// Add, Sub, Mul and Div with NumPy broadcasting; Relu, Sigmoid, Tanh, Exp
+// and Log; Clip, HardSigmoid and HardSwish; Cast; Softmax and LogSoftmax.
+// Integer arithmetic and casts on values known at import time are folded:
+// they compute shapes, which fluid programs need statically.
+//
+// Clip and the activations built on it are compositions of relu, add and
+// sub, which have gradients and fuse into one kernel with their
+// neighbours: max(x, lo) = x + relu(lo - x) (relu(x) for lo = 0) and
+// min(y, hi) = y - relu(y - hi). Where the bound is not reached the
+// relu is 0 and the input passes exactly; where it is, the result is the
+// bound exactly while the input is within twice the bound (Sterbenz), and
+// within half an ulp of the input beyond.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporterInternals.h"
+
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fluid;
+using namespace mlir::fluid::onnx_import;
+
+namespace {
+enum class BinaryKind { Add, Sub, Mul, Div };
+} // namespace
+
+template <typename OpT>
+static LogicalResult importUnary(FunctionImporter &importer,
+                                 const om::Node &node) {
+  FailureOr<Value> x = importer.floatInput(0);
+  if (failed(x))
+    return failure();
+  return importer.define(
+      0, OpT::create(importer.getBuilder(), importer.getLoc(), *x).getOutput());
+}
+
+/// The index into a tensor of `shape` that broadcasting maps the element
+/// `index` of a tensor of `resultShape` to.
+static int64_t broadcastIndex(int64_t index, ArrayRef<int64_t> resultShape,
+                              ArrayRef<int64_t> shape) {
+  int64_t source = 0, stride = 1;
+  for (size_t i = 0; i < resultShape.size(); ++i) {
+    size_t d = resultShape.size() - 1 - i;
+    int64_t coordinate = index % resultShape[d];
+    index /= resultShape[d];
+    if (i < shape.size()) {
+      int64_t dim = shape[shape.size() - 1 - i];
+      source += (dim == 1 ? 0 : coordinate) * stride;
+      stride *= dim;
+    }
+  }
+  return source;
+}
+
+template <BinaryKind kind>
+static LogicalResult importBinary(FunctionImporter &importer,
+                                  const om::Node &node) {
+  FailureOr<om::DataType> lhsType = importer.inputType(0),
+                          rhsType = importer.inputType(1);
+  if (failed(lhsType) || failed(rhsType))
+    return failure();
+  if (*lhsType != *rhsType)
+    return importer.error() << "the operands have different element types ("
+                            << om::getDataTypeName(*lhsType) << " and "
+                            << om::getDataTypeName(*rhsType) << ")";
+
+  // Integer arithmetic on known values: shape computations.
+  const ConstTensor *a = importer.constantInput(0),
+                    *b = importer.constantInput(1);
+  if (a && b && a->isInteger()) {
+    std::optional<SmallVector<int64_t>> shape =
+        broadcastShapes(a->shape, b->shape);
+    if (!shape)
+      return importer.error()
+             << "the operands " << formatShape(a->shape) << " and "
+             << formatShape(b->shape) << " are not broadcast-compatible";
+    if (!getKnownElementCount(*shape))
+      return importer.error()
+             << "the result " << formatShape(*shape)
+             << " of this computation at import time has more than "
+             << kMaxKnownElements << " elements";
+    ConstTensor result;
+    result.type = a->type;
+    result.shape = *shape;
+    result.bytes.resize(result.getNumElements() * result.getElementSize());
+    for (int64_t i = 0, e = result.getNumElements(); i < e; ++i) {
+      int64_t x = a->getInt(broadcastIndex(i, *shape, a->shape));
+      int64_t y = b->getInt(broadcastIndex(i, *shape, b->shape));
+      std::optional<int64_t> value;
+      switch (kind) {
+      case BinaryKind::Add:
+        value = llvm::checkedAdd(x, y);
+        break;
+      case BinaryKind::Sub:
+        value = llvm::checkedSub(x, y);
+        break;
+      case BinaryKind::Mul:
+        value = llvm::checkedMul(x, y);
+        break;
+      case BinaryKind::Div:
+        if (y == 0)
+          return importer.error() << "integer division by zero";
+        if (y != -1 || x != std::numeric_limits<int64_t>::min())
+          value = x / y;
+        break;
+      }
+      if (!value || (result.type == om::DataType::Int32 &&
+                     *value != static_cast<int32_t>(*value)))
+        return importer.error()
+               << "integer overflow computing with " << x << " and " << y;
+      result.setInt(i, *value);
+    }
+    return importer.define(0, std::move(result));
+  }
+
+  FailureOr<Value> lhs = importer.input(0), rhs = importer.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  Value operands[] = {*lhs, *rhs};
+  FailureOr<Value> result = failure();
+  switch (kind) {
+  case BinaryKind::Add:
+    if (FailureOr<AddOp> op = importer.create<AddOp>(operands); succeeded(op))
+      result = op->getOutput();
+    break;
+  case BinaryKind::Sub:
+    if (FailureOr<SubOp> op = importer.create<SubOp>(operands); succeeded(op))
+      result = op->getOutput();
+    break;
+  case BinaryKind::Mul:
+    if (FailureOr<MulOp> op = importer.create<MulOp>(operands); succeeded(op))
+      result = op->getOutput();
+    break;
+  case BinaryKind::Div:
+    if (!isFloatDataType(*lhsType))
+      return importer.error() << "integer division is supported only on "
+                                 "values known at import time";
+    if (FailureOr<DivOp> op = importer.create<DivOp>(operands); succeeded(op))
+      result = op->getOutput();
+    break;
+  }
+  return failed(result) ? failure() : importer.define(0, *result);
+}
+
+/// `x` clipped to [lo, hi]; an absent or infinite bound does not clip.
+static FailureOr<Value> clip(FunctionImporter &importer, Value x,
+                             std::optional<double> lo,
+                             std::optional<double> hi) {
+  OpBuilder &builder = importer.getBuilder();
+  Location loc = importer.getLoc();
+  Type element = importer.getTensorType(x).getElementType();
+  Value result = x;
+  if (lo && *lo == 0) {
+    result = ReluOp::create(builder, loc, result).getOutput();
+  } else if (lo && !std::isinf(*lo)) {
+    FailureOr<SubOp> below =
+        importer.create<SubOp>({importer.scalar(element, *lo), result});
+    if (failed(below))
+      return failure();
+    Value raise = ReluOp::create(builder, loc, below->getOutput()).getOutput();
+    FailureOr<AddOp> raised = importer.create<AddOp>({result, raise});
+    if (failed(raised))
+      return failure();
+    result = raised->getOutput();
+  }
+  if (hi && !std::isinf(*hi)) {
+    FailureOr<SubOp> above =
+        importer.create<SubOp>({result, importer.scalar(element, *hi)});
+    if (failed(above))
+      return failure();
+    Value excess = ReluOp::create(builder, loc, above->getOutput()).getOutput();
+    FailureOr<SubOp> lowered = importer.create<SubOp>({result, excess});
+    if (failed(lowered))
+      return failure();
+    result = lowered->getOutput();
+  }
+  return result;
+}
+
+/// ONNX's HardSigmoid: max(0, min(1, alpha * x + beta)).
+static FailureOr<Value> hardSigmoid(FunctionImporter &importer, Value x,
+                                    double alpha, double beta) {
+  Type element = importer.getTensorType(x).getElementType();
+  Value line = x;
+  if (alpha != 1.0) {
+    FailureOr<MulOp> scaled =
+        importer.create<MulOp>({line, importer.scalar(element, alpha)});
+    if (failed(scaled))
+      return failure();
+    line = scaled->getOutput();
+  }
+  if (beta != 0.0) {
+    FailureOr<AddOp> shifted =
+        importer.create<AddOp>({line, importer.scalar(element, beta)});
+    if (failed(shifted))
+      return failure();
+    line = shifted->getOutput();
+  }
+  return clip(importer, line, 0.0, 1.0);
+}
+
+static LogicalResult importClip(FunctionImporter &importer,
+                                const om::Node &node) {
+  FailureOr<Value> x = importer.floatInput(0);
+  if (failed(x))
+    return failure();
+  std::optional<double> bounds[2];
+  for (unsigned i = 1; i < 3; ++i) {
+    if (!importer.hasInput(i))
+      continue;
+    FailureOr<double> bound =
+        importer.scalarInput(i, i == 1 ? "the minimum" : "the maximum");
+    if (failed(bound))
+      return failure();
+    bounds[i - 1] = *bound;
+  }
+  FailureOr<Value> result = clip(importer, *x, bounds[0], bounds[1]);
+  return failed(result) ? failure() : importer.define(0, *result);
+}
+
+static LogicalResult importHardSigmoid(FunctionImporter &importer,
+                                       const om::Node &node) {
+  FailureOr<double> alpha = importer.floatAttr("alpha", 0.2);
+  FailureOr<double> beta = importer.floatAttr("beta", 0.5);
+  FailureOr<Value> x = importer.floatInput(0);
+  if (failed(alpha) || failed(beta) || failed(x))
+    return failure();
+  FailureOr<Value> result = hardSigmoid(importer, *x, *alpha, *beta);
+  return failed(result) ? failure() : importer.define(0, *result);
+}
+
+static LogicalResult importHardSwish(FunctionImporter &importer,
+                                     const om::Node &node) {
+  FailureOr<Value> x = importer.floatInput(0);
+  if (failed(x))
+    return failure();
+  // x * HardSigmoid(x) with alpha = 1/6 and beta = 0.5, as ONNX defines it.
+  FailureOr<Value> gate = hardSigmoid(importer, *x, 1.0 / 6.0, 0.5);
+  if (failed(gate))
+    return failure();
+  FailureOr<MulOp> result = importer.create<MulOp>({*x, *gate});
+  return failed(result) ? failure() : importer.define(0, result->getOutput());
+}
+
+/// `tensor` converted to `type` (FLOAT, DOUBLE, INT32 or INT64): floats to
+/// integers toward zero, as C and NumPy do.
+static FailureOr<ConstTensor> castConstant(FunctionImporter &importer,
+                                           const ConstTensor &tensor,
+                                           om::DataType type) {
+  ConstTensor result;
+  result.type = type;
+  result.shape = tensor.shape;
+  int64_t count = tensor.getNumElements();
+  result.bytes.resize(count * result.getElementSize());
+  for (int64_t i = 0; i < count; ++i) {
+    if (type == om::DataType::Float || type == om::DataType::Double) {
+      double value = tensor.getDouble(i);
+      if (type == om::DataType::Double) {
+        std::memcpy(result.bytes.data() + i * 8, &value, 8);
+      } else {
+        float narrow = static_cast<float>(value);
+        std::memcpy(result.bytes.data() + i * 4, &narrow, 4);
+      }
+      continue;
+    }
+    int64_t value;
+    if (tensor.isInteger()) {
+      value = tensor.getInt(i);
+    } else {
+      double real = std::trunc(tensor.getDouble(i));
+      // 2^63 is the first double past int64_t's range.
+      if (!(real >= -0x1p63 && real < 0x1p63)) {
+        importer.error() << "element " << i << " (" << tensor.getDouble(i)
+                         << ") has no " << om::getDataTypeName(type)
+                         << " value";
+        return failure();
+      }
+      value = static_cast<int64_t>(real);
+    }
+    if (type == om::DataType::Int32 && value != static_cast<int32_t>(value)) {
+      importer.error() << "element " << i << " (" << value
+                       << ") does not fit INT32";
+      return failure();
+    }
+    result.setInt(i, value);
+  }
+  return result;
+}
+
+static LogicalResult importCast(FunctionImporter &importer,
+                                const om::Node &node) {
+  if (!node.findAttribute("to"))
+    return importer.error() << "attribute 'to' is required";
+  FailureOr<int64_t> to = importer.intAttr("to", 0);
+  FailureOr<om::DataType> from = importer.inputType(0);
+  if (failed(to) || failed(from))
+    return failure();
+  bool named = *to >= 0 && *to <= static_cast<int64_t>(om::DataType::BFloat16);
+  auto type = named ? static_cast<om::DataType>(*to) : om::DataType::Undefined;
+  if (!getElementType(importer.getContext(), type)) {
+    std::string value = std::to_string(*to);
+    if (named)
+      value += " (" + std::string(om::getDataTypeName(type)) + ")";
+    return importer.attributeError("to", value)
+           << ": the importer casts to FLOAT, DOUBLE, INT32 and INT64";
+  }
+  // A cast to the same type is the value itself (a known value stays
+  // known, a parameter stays the parameter).
+  if (*from == type) {
+    FailureOr<Entry *> entry = importer.lookup(0);
+    return failed(entry) ? failure() : importer.define(0, **entry);
+  }
+  if (const ConstTensor *known = importer.constantInput(0)) {
+    FailureOr<ConstTensor> result = castConstant(importer, *known, type);
+    return failed(result) ? failure() : importer.define(0, std::move(*result));
+  }
+  FailureOr<Value> x = importer.input(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType xType = importer.getTensorType(*x);
+  auto resultType = RankedTensorType::get(
+      xType.getShape(), getElementType(importer.getContext(), type));
+  return importer.define(0, CastOp::create(importer.getBuilder(),
+                                           importer.getLoc(), resultType, *x)
+                                .getOutput());
+}
+
+template <typename OpT>
+static LogicalResult importSoftmax(FunctionImporter &importer,
+                                   const om::Node &node) {
+  // Opset 13 normalizes along one axis (default -1); earlier opsets
+  // flatten the input to 2-D at `axis` (default 1) and normalize each row.
+  bool coerce = importer.getProgram().opset < 13;
+  FailureOr<int64_t> axisAttr = importer.intAttr("axis", coerce ? 1 : -1);
+  FailureOr<Value> x = importer.floatInput(0);
+  if (failed(axisAttr) || failed(x))
+    return failure();
+  RankedTensorType type = importer.getTensorType(*x);
+  int64_t rank = type.getRank();
+  if (*axisAttr < -rank || *axisAttr >= std::max<int64_t>(rank, 1))
+    return importer.attributeError("axis", Twine(*axisAttr))
+           << ": out of range for rank " << rank;
+  int64_t axis = *axisAttr < 0 ? *axisAttr + rank : *axisAttr;
+  Value input = *x;
+  if (coerce && axis != rank - 1) {
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < axis ? outer : inner) *= type.getDimSize(d);
+    FailureOr<Value> rows = importer.reshape(input, {outer, inner});
+    if (failed(rows))
+      return failure();
+    input = *rows;
+    axis = 1;
+  }
+  OpBuilder &builder = importer.getBuilder();
+  Value output = OpT::create(builder, importer.getLoc(), input.getType(), input,
+                             builder.getI64IntegerAttr(axis))
+                     .getOutput();
+  FailureOr<Value> result = importer.reshape(output, type.getShape());
+  return failed(result) ? failure() : importer.define(0, *result);
+}
+
+std::vector<OperatorInfo> mlir::fluid::onnx_import::getElementwiseOperators() {
+  return {
+      {"Add", &importBinary<BinaryKind::Add>, {1, 6, 7, 13, 14}, {}, 2, 1},
+      {"Cast", &importCast, {1, 6, 9, 13}, {"to"}, 1, 1},
+      {"Clip", &importClip, {1, 6, 11, 12, 13}, {}, 3, 1},
+      {"Div", &importBinary<BinaryKind::Div>, {1, 6, 7, 13, 14}, {}, 2, 1},
+      {"Exp", &importUnary<ExpOp>, {1, 6, 13}, {}, 1, 1},
+      {"HardSigmoid", &importHardSigmoid, {1, 6}, {"alpha", "beta"}, 1, 1},
+      {"HardSwish", &importHardSwish, {14}, {}, 1, 1},
+      {"Log", &importUnary<LogOp>, {1, 6, 13}, {}, 1, 1},
+      {"LogSoftmax", &importSoftmax<LogSoftmaxOp>, {1, 11, 13}, {"axis"}, 1, 1},
+      {"Mul", &importBinary<BinaryKind::Mul>, {1, 6, 7, 13, 14}, {}, 2, 1},
+      {"Relu", &importUnary<ReluOp>, {1, 6, 13, 14}, {}, 1, 1},
+      {"Sigmoid", &importUnary<SigmoidOp>, {1, 6, 13}, {}, 1, 1},
+      {"Softmax", &importSoftmax<SoftmaxOp>, {1, 11, 13}, {"axis"}, 1, 1},
+      {"Sub", &importBinary<BinaryKind::Sub>, {1, 6, 7, 13, 14}, {}, 2, 1},
+      {"Tanh", &importUnary<TanhOp>, {1, 6, 13}, {}, 1, 1},
+  };
+}
