@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what Fluid needs on Debian 12 (run as root, or with sudo present):
 # the build tools, MLIR/LLVM 22, ONNX with its backend test data (for
-# fluid-import-onnx), and Debian's PyTorch (the tests' oracle).
+# fluid-import-onnx), libjpeg-turbo's TurboJPEG and libpng (the runtime decodes
+# image datasets with them), and Debian's PyTorch, torchvision and PIL (the
+# tests' oracles).
 # Quiet and idempotent: when everything is installed it runs apt not at all.
 # CUDA is optional: when /usr/local/cuda exists the cuda backend is built.
 set -euo pipefail
@@ -9,7 +11,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache git python3 python3-numpy
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  python3-torch python3-torchvision zlib1g-dev dataset-fashion-mnist
+  python3-torch python3-torchvision python3-pil zlib1g-dev dataset-fashion-mnist
+  libturbojpeg0-dev libpng-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
 )
 

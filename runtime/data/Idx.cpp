@@ -201,11 +201,12 @@ public:
       : fluid_dataset(count, 1, rows, cols, classes),
         images_(std::move(images)), labels_(std::move(labels)) {}
 
-  const uint8_t *pixels(int64_t index, uint8_t *) const override {
-    return images_.data() + index * imageSize();
+  Item item(int64_t index, uint64_t, uint8_t *) const override {
+    Item item;
+    item.pixels = images_.data() + index * imageSize();
+    item.label = labels_[size_t(index)];
+    return item;
   }
-
-  int64_t label(int64_t index) const override { return labels_[index]; }
 
 private:
   std::vector<uint8_t> images_;

@@ -1,10 +1,10 @@
 //===- Random.h - Bounded integers from Philox blocks ---------------------===//
 //
-// Shuffling and synthetic labels both need integers uniform on [0, bound).
-// They take the 64-bit word W = x0:x1 of a Philox block and scale it,
-// floor(W * bound / 2^64): no rejection loop, so every draw costs exactly
-// one block and is reproducible from its counter alone, at a bias of at most
-// bound / 2^64.
+// Shuffling, synthetic labels and random crops need integers uniform on
+// [0, bound). They take a 64-bit word W of a Philox block (x0:x1, or x2:x3
+// for a second draw) and scale it, floor(W * bound / 2^64): no rejection
+// loop, so every draw is reproducible from its counter alone, at a bias of
+// at most bound / 2^64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,10 +17,15 @@
 
 namespace fluid::rt::data {
 
+/// floor(W * bound / 2^64) for W = (high << 32) | low.
+inline uint64_t drawBelow(uint32_t high, uint32_t low, uint64_t bound) {
+  uint64_t word = uint64_t(high) << 32 | low;
+  return uint64_t((static_cast<unsigned __int128>(word) * bound) >> 64);
+}
+
 /// floor(W * bound / 2^64) for W = (block[0] << 32) | block[1].
 inline uint64_t drawBelow(const PhiloxCounter &block, uint64_t bound) {
-  uint64_t word = uint64_t(block[0]) << 32 | block[1];
-  return uint64_t((static_cast<unsigned __int128>(word) * bound) >> 64);
+  return drawBelow(block[0], block[1], bound);
 }
 
 /// The key {lo32(seed), hi32(seed)}, as Init.h uses it.

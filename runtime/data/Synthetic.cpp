@@ -40,7 +40,7 @@ public:
       : fluid_dataset(count, channels, height, width, classes),
         key_(fluid::rt::data::keyFromSeed(seed)) {}
 
-  const uint8_t *pixels(int64_t index, uint8_t *scratch) const override {
+  Item item(int64_t index, uint64_t, uint8_t *scratch) const override {
     int64_t size = imageSize();
     uint32_t blockNumber = 1;
     for (int64_t offset = 0; offset < size;
@@ -53,12 +53,11 @@ public:
       std::memcpy(scratch + offset, bytes,
                   size_t(std::min(pixelsPerBlock, size - offset)));
     }
-    return scratch;
-  }
-
-  int64_t label(int64_t index) const override {
-    return int64_t(
+    Item item;
+    item.pixels = scratch;
+    item.label = int64_t(
         fluid::rt::data::drawBelow(blockAt(index, 0), uint64_t(classes)));
+    return item;
   }
 
 private:

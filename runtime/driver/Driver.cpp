@@ -12,9 +12,12 @@
 //   epoch <e>  test accuracy <pct>%              (after each epoch)
 //   summary: <n> timed steps  images/s median ... peak memory <MiB> MiB
 //
-// The position in the data follows from the program's step counter, so a
-// run resumed with --load continues exactly where the saved one stopped,
-// as with fluid-train, whose runs a cpu program reproduces loss for loss.
+// (and, with --skip-bad-images, a warning on stderr before a log line or a
+// test accuracy whenever more undecodable images were skipped). The
+// position in the data, and the random crops of image files, follow from
+// the program's step counter, so a run resumed with --load continues
+// exactly where the saved one stopped, as with fluid-train, whose runs a
+// cpu program reproduces loss for loss.
 // Command-line mistakes exit with 2, every other error with 1, each as
 // "<prog>: error: <message>" on stderr.
 //
@@ -32,6 +35,7 @@
 #include "fluid/runtime/Program.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -78,6 +82,12 @@ bool createParentFolders(const std::string &path) {
   return true;
 }
 
+/// Whether the items of `spec` are image files, decoded as they are read.
+bool decodesFiles(const std::string &spec) {
+  DataKind kind = dataKind(spec);
+  return kind == DataKind::ImageFolder || kind == DataKind::ImageList;
+}
+
 /// The index of the program's rank-0 parameter `name` of `dtype`, or -1.
 int64_t findScalarParam(const ProgramView &program, const char *name,
                         int32_t dtype) {
@@ -108,7 +118,11 @@ public:
 private:
   void checkFlagsAgainstProgram() const;
   Dataset openDataset(const std::string &spec, const char *split, uint64_t seed,
-                      const char *role) const;
+                      int32_t transform, const char *role) const;
+  void fillEvalBatch(const int64_t *indices, fluid_tensor &images,
+                     fluid_tensor &labels, const std::array<int32_t, 4> &order);
+  void reportBadImages(const fluid_dataset *dataset, int64_t &reported,
+                       const char *role);
   void openData();
   void createDevice();
   void prepareParameters();
@@ -129,6 +143,9 @@ private:
   Dataset train_, test_;
   DatasetInfo trainInfo_;
   int64_t stepsPerEpoch_ = 0;
+  std::vector<double> mean_, std_; // one per channel
+  // Bad images of each dataset already reported (--skip-bad-images).
+  int64_t trainBadReported_ = 0, testBadReported_ = 0;
 
   std::unique_ptr<Device> device_;
   std::vector<void *> params_, trainBuffers_;
@@ -144,6 +161,7 @@ private:
   // Evaluation, set up at its first use.
   std::vector<void *> predictBuffers_, predictArguments_;
   AlignedBuffer evalImages_, evalLabels_, evalLogits_;
+  std::unique_ptr<WorkerPool> evalPool_;
 
   std::vector<OpClassTime> profile_;
 
@@ -169,21 +187,34 @@ void TrainingRun::checkFlagsAgainstProgram() const {
 }
 
 Dataset TrainingRun::openDataset(const std::string &spec, const char *split,
-                                 uint64_t seed, const char *role) const {
+                                 uint64_t seed, int32_t transform,
+                                 const char *role) const {
   const int64_t *shape = program_.imageShape();
   fluid_dataset *raw = nullptr;
   fluid_status status;
-  if (spec == "synthetic") {
+  DataKind kind = dataKind(spec);
+  size_t comma = spec.find(',');
+  if (kind == DataKind::Synthetic) {
     status = fluid_dataset_synthetic(options_.syntheticSize, shape[0], shape[1],
                                      shape[2], program_.classes(), seed, &raw);
-  } else if (spec == "fashion-mnist") {
+  } else if (kind == DataKind::FashionMnist) {
     std::string images =
         std::string(kFashionMnist) + split + "-images-idx3-ubyte.gz";
     std::string labels =
         std::string(kFashionMnist) + split + "-labels-idx1-ubyte.gz";
     status = fluid_dataset_open_idx(images.c_str(), labels.c_str(), &raw);
+  } else if (kind == DataKind::ImageFolder || kind == DataKind::ImageList) {
+    fluid_image_options image = {};
+    image.height = shape[1];
+    image.width = shape[2];
+    image.transform = transform;
+    image.skip_bad_images = options_.skipBadImages ? 1 : 0;
+    image.seed = options_.seed;
+    status = fluid_dataset_open_images(spec.c_str(), &image, &raw);
+  } else if (kind == DataKind::NpyFiles) {
+    status = fluid_dataset_open_npy(spec.substr(0, comma).c_str(),
+                                    spec.substr(comma + 1).c_str(), &raw);
   } else {
-    size_t comma = spec.find(',');
     status = fluid_dataset_open_idx(spec.substr(0, comma).c_str(),
                                     spec.substr(comma + 1).c_str(), &raw);
   }
@@ -198,6 +229,11 @@ Dataset TrainingRun::openDataset(const std::string &spec, const char *split,
     fail(std::string("the ") + role + " images are " +
          imageShapeText(info.shape) + " but the program takes " +
          imageShapeText(shape));
+  if (info.classes > program_.classes() && kind == DataKind::ImageFolder)
+    fail(format("the %s data has %lld classes (class folders in %s) but the "
+                "program has %lld",
+                role, static_cast<long long>(info.classes), spec.c_str(),
+                static_cast<long long>(program_.classes())));
   if (info.classes > program_.classes())
     fail(format("the %s data has labels up to %lld but the program has %lld "
                 "classes",
@@ -207,7 +243,9 @@ Dataset TrainingRun::openDataset(const std::string &spec, const char *split,
 }
 
 void TrainingRun::openData() {
-  train_ = openDataset(options_.data, "train", options_.seed, "training");
+  options_.normalization(program_.imageShape()[0], mean_, std_);
+  train_ = openDataset(options_.data, "train", options_.seed, FLUID_IMAGE_TRAIN,
+                       "training");
   fluid_dataset_info(train_.get(), &trainInfo_.count, trainInfo_.shape,
                      &trainInfo_.classes);
   stepsPerEpoch_ = trainInfo_.count / program_.batch();
@@ -218,7 +256,8 @@ void TrainingRun::openData() {
                 static_cast<long long>(program_.batch())));
   std::string testSpec = options_.effectiveTestData();
   if (program_.predict() && testSpec != "none")
-    test_ = openDataset(testSpec, "t10k", options_.seed + 1, "test");
+    test_ = openDataset(testSpec, "t10k", options_.seed + 1, FLUID_IMAGE_EVAL,
+                        "test");
 }
 
 void TrainingRun::createDevice() {
@@ -317,9 +356,10 @@ void TrainingRun::prepareTrainStep() {
   source.imageOrder = signature.imagesOrder;
   source.stepsPerEpoch = stepsPerEpoch_;
   source.seed = options_.seed;
-  source.mean = options_.mean;
-  source.std = options_.std;
+  source.mean = mean_;
+  source.std = std_;
   source.threads = options_.prefetchThreads;
+  source.decodesFiles = decodesFiles(options_.data);
   source.firstStep = done_;
   source.endStep = target_ + options_.profileSteps;
   setup.warmupSteps = options_.warmup;
@@ -413,6 +453,7 @@ void TrainingRun::logWindow(int64_t current, int64_t epoch) {
         format("  loss scale %g  skipped %lld", static_cast<double>(scale),
                static_cast<long long>(skipped));
   }
+  reportBadImages(train_.get(), trainBadReported_, "training");
   std::printf(
       "step %lld  epoch %lld  loss %.4f  lr %.5g  %.0f images/s  "
       "peak %.1f MiB%s\n",
@@ -483,10 +524,7 @@ double TrainingRun::evaluate() {
     int64_t real = std::min(batch, count - start);
     for (int64_t i = 0; i < batch; ++i)
       indices[i] = start + std::min(i, real - 1);
-    if (fluid_dataset_batch_ordered(test_.get(), indices.data(), batch, &images,
-                                    &labels, options_.mean, options_.std,
-                                    signature.imagesOrder.data()) != FLUID_OK)
-      fail(std::string("cannot prepare a test batch: ") + fluid_last_error());
+    fillEvalBatch(indices.data(), images, labels, signature.imagesOrder);
     device_->upload(predictArguments_[signature.imagesArgument],
                     evalImages_.data(), imageBytes);
     if (predict.run(&env, &memory) != FLUID_OK)
@@ -511,7 +549,45 @@ double TrainingRun::evaluate() {
     }
   }
   device_->checkErrors();
+  reportBadImages(test_.get(), testBadReported_, "test");
   return 100.0 * static_cast<double>(correct) / static_cast<double>(count);
+}
+
+void TrainingRun::fillEvalBatch(const int64_t *indices, fluid_tensor &images,
+                                fluid_tensor &labels,
+                                const std::array<int32_t, 4> &order) {
+  if (!evalPool_)
+    evalPool_ = std::make_unique<WorkerPool>(options_.prefetchThreads);
+  BatchSource source;
+  source.dataset = test_.get();
+  source.batch = images.shape[0];
+  source.imageOrder = order;
+  source.mean = mean_;
+  source.std = std_;
+  source.decodesFiles = decodesFiles(options_.effectiveTestData());
+  const int64_t *shape = program_.imageShape();
+  std::copy_n(shape, 3, source.imageShape);
+  try {
+    fillBatch(*evalPool_, source, 0, indices, images.data, labels.data);
+  } catch (const Error &e) {
+    fail(std::string("cannot prepare a test batch: ") + e.what());
+  }
+}
+
+void TrainingRun::reportBadImages(const fluid_dataset *dataset,
+                                  int64_t &reported, const char *role) {
+  int64_t count = 0;
+  char latest[512];
+  if (!dataset ||
+      fluid_dataset_bad_images(dataset, &count, latest, sizeof latest) !=
+          FLUID_OK ||
+      count == reported)
+    return;
+  reported = count;
+  warn(format("skipped %lld unreadable image%s of the %s data so far "
+              "(--skip-bad-images); the latest: %s",
+              static_cast<long long>(count), count == 1 ? "" : "s", role,
+              latest));
 }
 
 void TrainingRun::save() {

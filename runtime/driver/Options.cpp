@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <sys/stat.h>
 #include <thread>
 #include <vector>
 
@@ -37,17 +38,37 @@ double parseNumber(const std::string &flag, const std::string &text) {
   return value;
 }
 
-/// synthetic, fashion-mnist, IMAGES,LABELS (and none when `allowNone`).
+/// synthetic, fashion-mnist, IMAGES,LABELS, an image folder or a list file
+/// (and none when `allowNone`).
 std::string parseDataSpec(const std::string &flag, const std::string &text,
                           bool allowNone) {
-  if (text == "synthetic" || text == "fashion-mnist" ||
-      (allowNone && text == "none"))
-    return text;
-  size_t comma = text.find(',');
-  if (comma != std::string::npos && comma > 0 && comma + 1 < text.size())
+  DataKind kind = dataKind(text);
+  if (kind != DataKind::Invalid && (allowNone || kind != DataKind::None))
     return text;
   throw UsageError(flag + " '" + text + "' must be fashion-mnist, synthetic" +
-                   (allowNone ? ", none" : "") + " or IMAGES,LABELS");
+                   (allowNone ? ", none" : "") +
+                   " or IMAGES,LABELS, or name an image folder or a list file");
+}
+
+/// A value of --mean or --std: one number or several, separated by commas,
+/// each checked by `parse` (the shared flags' rule for one number).
+std::vector<double> parseValues(
+    const std::string &text,
+    const std::function<std::string(const std::string &, double &)> &parse) {
+  std::vector<double> values;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = text.find(',', start);
+    double value = 0;
+    check(
+        parse(text.substr(start, comma == std::string::npos ? std::string::npos
+                                                            : comma - start),
+              value));
+    values.push_back(value);
+    if (comma == std::string::npos)
+      return values;
+    start = comma + 1;
+  }
 }
 
 int64_t defaultPrefetchThreads() {
@@ -91,8 +112,14 @@ const std::vector<Flag> &flags() {
     count(kEpochsFlag, into(&Options::epochs));
     f.push_back(
         {"data", "SPEC",
-         "training data: synthetic, fashion-mnist (the Debian "
-         "package's files) or IMAGES,LABELS (IDX files, raw or .gz)",
+         "training data: synthetic, fashion-mnist (the Debian package's "
+         "files), IMAGES,LABELS (IDX files, raw or .gz, or NumPy files when "
+         "IMAGES ends in .npy: u8 or f32 images [N, C, H, W], used as they "
+         "are (f32 as normalized), and int64 labels [N]), a folder of class "
+         "folders of JPEG and PNG images (as torchvision's ImageFolder) or a "
+         "list file of 'PATH LABEL' lines; images are decoded as PIL does, "
+         "randomly cropped and flipped for training, resized and "
+         "center-cropped for testing",
          defaults.data,
          [](Options &o, const std::string &flag, const std::string &value) {
            o.data = parseDataSpec(flag, value, false);
@@ -129,17 +156,38 @@ const std::vector<Flag> &flags() {
                    o.loadPath = v;
                  }});
     count(kBatchFlag, [](Options &o, int64_t value) { o.batch = value; });
-    f.push_back({"seed", "N", kSeedHelp, std::to_string(kDefaultSeed),
+    f.push_back({"seed", "N",
+                 "seed of the initializers, the shuffling, synthetic data and "
+                 "the random crops and flips of image files; N from 0 to "
+                 "2^64 - 1",
+                 std::to_string(kDefaultSeed),
                  [](Options &o, const std::string &, const std::string &v) {
                    check(parseSeed(v, o.seed));
                  }});
-    f.push_back({"mean", "X", kMeanHelp, numberDefault(kDefaultMean),
-                 [](Options &o, const std::string &flag, const std::string &v) {
-                   o.mean = parseNumber(flag, v);
-                 }});
-    f.push_back({"std", "X", kStdHelp, numberDefault(kDefaultStd),
+    f.push_back(
+        {"mean", "X",
+         std::string(kMeanHelp) +
+             ", or one per channel (X,X,X); image folders, list files and "
+             ".npy files of 3 channels default to ImageNet's mean "
+             "0.485,0.456,0.406 and std 0.229,0.224,0.225",
+         numberDefault(kDefaultMean),
+         [](Options &o, const std::string &flag, const std::string &v) {
+           o.mean =
+               parseValues(v, [&flag](const std::string &text, double &value) {
+                 return driver::parseNumber(flag, text, value);
+               });
+         }});
+    f.push_back({"std", "X", "see --mean; positive numbers",
+                 numberDefault(kDefaultStd),
                  [](Options &o, const std::string &, const std::string &v) {
-                   check(parseStd(v, o.std));
+                   o.std = parseValues(v, parseStd);
+                 }});
+    f.push_back({"skip-bad-images", nullptr,
+                 "replace an image file that cannot be decoded (corrupt, "
+                 "truncated, not JPEG or PNG) by the next one of its dataset, "
+                 "with a warning that counts them, instead of stopping",
+                 "", [](Options &o, const std::string &, const std::string &) {
+                   o.skipBadImages = true;
                  }});
     count(kSyntheticSizeFlag, into(&Options::syntheticSize));
     f.push_back({"no-graph", nullptr,
@@ -207,6 +255,53 @@ const Flag *findFlag(const std::string &name) {
 }
 
 } // namespace
+
+DataKind driver::dataKind(const std::string &spec) {
+  if (spec == "synthetic")
+    return DataKind::Synthetic;
+  if (spec == "fashion-mnist")
+    return DataKind::FashionMnist;
+  if (spec == "none")
+    return DataKind::None;
+  struct stat status;
+  if (!spec.empty() && stat(spec.c_str(), &status) == 0)
+    return S_ISDIR(status.st_mode) ? DataKind::ImageFolder
+                                   : DataKind::ImageList;
+  size_t comma = spec.find(',');
+  if (comma == std::string::npos || comma == 0 || comma + 1 == spec.size())
+    return DataKind::Invalid;
+  const std::string npy = ".npy";
+  bool isNpy = comma >= npy.size() &&
+               spec.compare(comma - npy.size(), npy.size(), npy) == 0;
+  return isNpy ? DataKind::NpyFiles : DataKind::IdxFiles;
+}
+
+void Options::normalization(int64_t channels, std::vector<double> &meanOut,
+                            std::vector<double> &stdOut) const {
+  DataKind kind = dataKind(data);
+  bool imageNet = channels == 3 &&
+                  (kind == DataKind::ImageFolder ||
+                   kind == DataKind::ImageList || kind == DataKind::NpyFiles);
+  auto resolve = [&](const char *flag, const std::vector<double> &given,
+                     const double *imageNetValues, double fallback) {
+    std::vector<double> values = given;
+    if (values.empty() && imageNet)
+      values.assign(imageNetValues, imageNetValues + 3);
+    if (values.empty())
+      values.push_back(fallback);
+    if (values.size() == 1)
+      values.assign(static_cast<size_t>(channels), values[0]);
+    if (static_cast<int64_t>(values.size()) != channels)
+      throw UsageError(format("%s has %zu values but the program's images have "
+                              "%lld channels; give 1 or %lld",
+                              flag, given.size(),
+                              static_cast<long long>(channels),
+                              static_cast<long long>(channels)));
+    return values;
+  };
+  meanOut = resolve("--mean", mean, kImageNetMean, kDefaultMean);
+  stdOut = resolve("--std", std, kImageNetStd, kDefaultStd);
+}
 
 std::string Options::effectiveTestData() const {
   if (!testData.empty())

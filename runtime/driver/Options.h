@@ -17,6 +17,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fluid::rt::driver {
 
@@ -44,6 +45,27 @@ constexpr CountFlag kPrefetchThreadsFlag("prefetch-threads", 1, 256,
 constexpr CountFlag kDeviceFlag("device", 0, 2147483647,
                                 "cuda: the CUDA device ordinal", 0, nullptr);
 
+/// What a value of --data or --test-data names.
+enum class DataKind {
+  Synthetic,    // "synthetic"
+  FashionMnist, // "fashion-mnist": Debian's dataset-fashion-mnist files
+  None,         // "none" (--test-data only)
+  IdxFiles,     // IMAGES,LABELS
+  NpyFiles,     // IMAGES,LABELS where IMAGES ends in .npy
+  ImageFolder,  // an existing folder: a folder of class folders
+  ImageList,    // an existing file: a list file of "PATH LABEL" lines
+  Invalid,
+};
+
+/// The kind of `spec`; a folder or file (tried before IMAGES,LABELS, so
+/// that a name with a comma in it works) must exist.
+DataKind dataKind(const std::string &spec);
+
+/// ImageNet's per-channel normalization, the default for image folders, list
+/// files and .npy files of 3 channels.
+constexpr double kImageNetMean[3] = {0.485, 0.456, 0.406};
+constexpr double kImageNetStd[3] = {0.229, 0.224, 0.225};
+
 struct Options {
   int64_t steps = kStepsFlag.defaultValue; // 0: until `epochs` are complete
   int64_t epochs = kEpochsFlag.defaultValue;
@@ -55,8 +77,11 @@ struct Options {
   std::string loadPath;
   std::optional<int64_t> batch;
   uint64_t seed = kDefaultSeed;
-  double mean = kDefaultMean;
-  double std = kDefaultStd;
+  /// One value for every channel, or one per channel; empty: the default
+  /// of the training data (see normalization()).
+  std::vector<double> mean, std;
+  /// Replace images that cannot be decoded instead of stopping.
+  bool skipBadImages = false;
   int64_t syntheticSize = kSyntheticSizeFlag.defaultValue;
   bool graph = true;
   bool tf32 = true;
@@ -75,6 +100,14 @@ struct Options {
   /// The evaluation data `testData` stands for: fashion-mnist's test split
   /// after --data fashion-mnist, synthetic data otherwise.
   std::string effectiveTestData() const;
+
+  /// --mean and --std for images of `channels` channels, one value per
+  /// channel: as given (one value repeated), else ImageNet's for image
+  /// folders, list files and .npy files of 3 channels and Fashion-MNIST's
+  /// (0.2860, 0.3530) for the rest. Throws UsageError when a flag's count of
+  /// values is neither 1 nor `channels`.
+  void normalization(int64_t channels, std::vector<double> &meanOut,
+                     std::vector<double> &stdOut) const;
 };
 
 /// Parses argv[1..argc); throws UsageError.

@@ -192,30 +192,43 @@ void BatchPrefetcher::fill(int64_t step, const HostBatch &batch) {
     shuffledEpoch_ = epoch;
   }
   const int64_t *indices = order_.data() + within * s.batch;
+  try {
+    fillBatch(*pool_, s, static_cast<uint64_t>(epoch), indices, batch.images,
+              batch.labels);
+  } catch (const Error &e) {
+    fail(format("cannot prepare the batch of step %lld: %s",
+                static_cast<long long>(step), e.what()));
+  }
+}
+
+void driver::fillBatch(WorkerPool &pool, const BatchSource &s, uint64_t epoch,
+                       const int64_t *indices, void *images, void *labels) {
   int64_t pixels = s.imageShape[0] * s.imageShape[1] * s.imageShape[2];
-  int64_t tasks = std::clamp<int64_t>(s.batch * pixels / kPixelsPerTask, 1,
-                                      std::min(pool_->size(), s.batch));
-  pool_->run(tasks, [&](int64_t task) {
+  int64_t tasks = s.decodesFiles
+                      ? s.batch
+                      : std::clamp<int64_t>(s.batch * pixels / kPixelsPerTask,
+                                            1, std::min(pool.size(), s.batch));
+  pool.run(tasks, [&](int64_t task) {
     int64_t begin = s.batch * task / tasks, end = s.batch * (task + 1) / tasks;
     // Each image's pixels lie together (imageOrder[0] = 0): a range of
     // examples is a range of memory.
     const int64_t dims[4] = {end - begin, s.imageShape[0], s.imageShape[1],
                              s.imageShape[2]};
-    fluid_tensor images = {};
-    images.data = static_cast<float *>(batch.images) + begin * pixels;
-    images.dtype = FLUID_F32;
-    images.rank = 4;
+    fluid_tensor imageRange = {};
+    imageRange.data = static_cast<float *>(images) + begin * pixels;
+    imageRange.dtype = FLUID_F32;
+    imageRange.rank = 4;
     for (int d = 0; d < 4; ++d)
-      images.shape[d] = dims[s.imageOrder[d]];
-    fluid_tensor labels = {};
-    labels.data = static_cast<int64_t *>(batch.labels) + begin;
-    labels.dtype = FLUID_I64;
-    labels.rank = 1;
-    labels.shape[0] = end - begin;
-    if (fluid_dataset_batch_ordered(s.dataset, indices + begin, end - begin,
-                                    &images, &labels, s.mean, s.std,
-                                    s.imageOrder.data()) != FLUID_OK)
-      fail(format("cannot prepare the batch of step %lld: %s",
-                  static_cast<long long>(step), fluid_last_error()));
+      imageRange.shape[d] = dims[s.imageOrder[d]];
+    fluid_tensor labelRange = {};
+    labelRange.data = static_cast<int64_t *>(labels) + begin;
+    labelRange.dtype = FLUID_I64;
+    labelRange.rank = 1;
+    labelRange.shape[0] = end - begin;
+    if (fluid_dataset_epoch_batch(s.dataset, epoch, indices + begin,
+                                  end - begin, &imageRange, &labelRange,
+                                  s.mean.data(), s.std.data(),
+                                  s.imageOrder.data()) != FLUID_OK)
+      fail(fluid_last_error());
   });
 }

@@ -6,9 +6,12 @@
 // fluid_shuffle(order, count, seed, epoch) and takes the batch of step s at
 // order[(s % stepsPerEpoch) * batch ...], so the data follows from the step
 // counter alone, as in fluid-train. Each batch is split across a pool of
-// threads, each calling fluid_dataset_batch_ordered (thread safe) on a
+// threads, each calling fluid_dataset_epoch_batch (thread safe) on a
 // sub-range of the examples, writing the layout the program reads (e.g.
-// channels-last).
+// channels-last); images decoded from files are handed out one at a time,
+// so that every thread decodes until the batch is done. The random
+// transforms of an example depend on (seed, epoch, index) alone, never on
+// the thread that makes it.
 //
 // The consumer (the device's step loop) calls acquire(step), which waits
 // until that batch is ready, reads it (the cpu step itself, or a copy to
@@ -16,7 +19,8 @@
 // slot it calls the device's `beforeRefill(slot)` hook: a cuda device waits
 // there for the asynchronous copy out of the slot to finish.
 //
-// An error on a producer thread is kept and rethrown by acquire().
+// An error on a producer or pool thread is kept and rethrown by acquire(),
+// whose caller ends the run with its message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,8 +51,11 @@ struct BatchSource {
   std::array<int32_t, 4> imageOrder = {0, 1, 2, 3};
   int64_t stepsPerEpoch = 0; // count / batch
   uint64_t seed = 0;
-  double mean = 0, std = 1;
+  std::vector<double> mean, std; // one per channel
   int64_t threads = 1;
+  /// The examples are image files, each decoded and transformed as it is
+  /// read: worth a task of its own.
+  bool decodesFiles = false;
   int64_t firstStep = 0, endStep = 0; // produce steps [firstStep, endStep)
 
   int64_t imageBytes() const {
@@ -93,6 +100,13 @@ private:
   bool stopping_ = false;
   std::exception_ptr error_;
 };
+
+/// Fills `images` (f32, [N, C, H, W] laid out in source.imageOrder) and
+/// `labels` (i64 [N]) with the examples indices[0, source.batch) as the
+/// random transforms of `epoch` make them, splitting the work over `pool`.
+/// Throws an Error with fluid_dataset_epoch_batch's message.
+void fillBatch(WorkerPool &pool, const BatchSource &source, uint64_t epoch,
+               const int64_t *indices, void *images, void *labels);
 
 class BatchPrefetcher {
 public:
