@@ -95,6 +95,10 @@ void BackwardBuilder::findDifferentiableValues() {
         differentiable.insert(get.getResult());
       return;
     }
+    // floor and greater_equal are piecewise constant: their gradient is
+    // zero (PyTorch's too), so no gradient flows through their results.
+    if (isa<FloorOp, GreaterEqualOp>(op))
+      return;
     if (llvm::any_of(op->getOperands(),
                      [&](Value v) { return differentiable.contains(v); }))
       for (Value result : op->getResults())
@@ -264,6 +268,99 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
         }
         return success();
       })
+      .Case<MaximumOp, MinimumOp>([&](Operation *extremum) {
+        // As PyTorch: all of dy goes to the operand that is the result,
+        // half to each where they tie, and all to both where either is
+        // NaN (the result is NaN; neither compares greater or equal).
+        Value lhs = extremum->getOperand(0), rhs = extremum->getOperand(1);
+        Value dy = gradOf(extremum->getResult(0));
+        bool isMax = isa<MaximumOp>(extremum);
+        // 1 where lhs is the result (lhs >= rhs for the maximum, lhs <= rhs
+        // for the minimum; at a tie both are), and where rhs is.
+        Value lhsWins = GreaterEqualOp::create(builder, loc, isMax ? lhs : rhs,
+                                               isMax ? rhs : lhs);
+        Value rhsWins = GreaterEqualOp::create(builder, loc, isMax ? rhs : lhs,
+                                               isMax ? lhs : rhs);
+        RankedTensorType type = tensorType(dy);
+        Value half = MulOp::create(builder, loc, dy, scalar(loc, type, 0.5));
+        Value zero = scalar(loc, type, 0);
+        // An operand's share: where the other operand is (one of) the
+        // result, half of dy if this one is too, else none; elsewhere all
+        // of dy (this operand is the result, or either is NaN).
+        auto share = [&](Value mine, Value other) -> Value {
+          Value tied = SelectOp::create(builder, loc, mine, half, zero);
+          return SelectOp::create(builder, loc, other, tied, dy);
+        };
+        if (needs(lhs))
+          accumulate(lhs, sumTo(loc, share(lhsWins, rhsWins), tensorType(lhs)));
+        if (needs(rhs))
+          accumulate(rhs, sumTo(loc, share(rhsWins, lhsWins), tensorType(rhs)));
+        return success();
+      })
+      .Case([&](PowOp pow) {
+        // As PyTorch: d(x^y)/dx = y x^(y - 1), but 0 where y = 0 (even at
+        // x = 0, where y x^(y - 1) is NaN); d(x^y)/dy = x^y log(x), but 0
+        // where x = 0 and y >= 0 (where it is NaN or -inf).
+        Value base = pow.getLhs(), exponent = pow.getRhs();
+        Value dy = gradOf(pow.getOutput());
+        RankedTensorType type = pow.getOutput().getType();
+        Value zero = scalar(loc, type, 0);
+        if (needs(base)) {
+          Value lowered = PowOp::create(
+              builder, loc, base,
+              SubOp::create(builder, loc, exponent, scalar(loc, type, 1)));
+          Value slope = MulOp::create(builder, loc, exponent, lowered);
+          Value grad =
+              SelectOp::create(builder, loc, exponent,
+                               MulOp::create(builder, loc, dy, slope), zero);
+          accumulate(base, sumTo(loc, grad, tensorType(base)));
+        }
+        if (needs(exponent)) {
+          Value slope = MulOp::create(builder, loc, pow.getOutput(),
+                                      LogOp::create(builder, loc, base));
+          Value atZeroBase = SelectOp::create(
+              builder, loc,
+              GreaterEqualOp::create(builder, loc, exponent, zero), zero,
+              slope);
+          Value grad = MulOp::create(
+              builder, loc, dy,
+              SelectOp::create(builder, loc, base, slope, atZeroBase));
+          accumulate(exponent, sumTo(loc, grad, tensorType(exponent)));
+        }
+        return success();
+      })
+      .Case([&](SelectOp select) {
+        // dy goes to on_true where the condition is nonzero, to on_false
+        // elsewhere; the condition gets none.
+        Value onTrue = select.getOnTrue(), onFalse = select.getOnFalse();
+        Value dy = gradOf(select.getOutput());
+        Value zero = scalar(loc, select.getType(), 0);
+        if (needs(onTrue))
+          accumulate(onTrue,
+                     sumTo(loc,
+                           SelectOp::create(builder, loc, select.getCondition(),
+                                            dy, zero),
+                           tensorType(onTrue)));
+        if (needs(onFalse))
+          accumulate(onFalse,
+                     sumTo(loc,
+                           SelectOp::create(builder, loc, select.getCondition(),
+                                            zero, dy),
+                           tensorType(onFalse)));
+        return success();
+      })
+      .Case([&](BroadcastToOp broadcast) {
+        accumulate(broadcast.getInput(),
+                   sumTo(loc, gradOf(broadcast.getOutput()),
+                         broadcast.getInput().getType()));
+        return success();
+      })
+      .Case([&](SumToOp sum) {
+        accumulate(sum.getInput(),
+                   BroadcastToOp::create(builder, loc, sum.getInput().getType(),
+                                         gradOf(sum.getOutput())));
+        return success();
+      })
       .Case([&](MaxPool2DOp pool) {
         accumulate(pool.getInput(),
                    MaxPool2DGradOp::create(
@@ -358,6 +455,36 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
                        SliceOp::create(builder, loc, type, dy, axis, offset));
           offset += type.getDimSize(axis);
         }
+        return success();
+      })
+      .Case([&](SliceOp slice) {
+        // dy in its place along the axis, between zeros: the concatenation
+        // that concat's rule slices.
+        Value input = slice.getInput(), dy = gradOf(slice.getOutput());
+        RankedTensorType inputType = tensorType(input);
+        int64_t axis = static_cast<int64_t>(slice.getAxis());
+        int64_t before = static_cast<int64_t>(slice.getOffset());
+        int64_t after = inputType.getDimSize(axis) - before -
+                        slice.getType().getDimSize(axis);
+        if (before == 0 && after == 0) {
+          accumulate(input, dy);
+          return success();
+        }
+        Value zero = scalar(loc, inputType, 0);
+        auto zerosAlong = [&](int64_t size) -> Value {
+          SmallVector<int64_t> shape(inputType.getShape());
+          shape[axis] = size;
+          return BroadcastToOp::create(builder, loc, inputType.clone(shape),
+                                       zero);
+        };
+        SmallVector<Value, 3> parts;
+        if (before > 0)
+          parts.push_back(zerosAlong(before));
+        parts.push_back(dy);
+        if (after > 0)
+          parts.push_back(zerosAlong(after));
+        accumulate(input,
+                   ConcatOp::create(builder, loc, inputType, parts, axis));
         return success();
       })
       .Case([&](SoftmaxOp softmax) {

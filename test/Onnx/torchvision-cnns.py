@@ -23,9 +23,8 @@
 #   mobilenet_v3_small's tolerance is 1e-6 + 1e-6: HardSigmoid's alpha is
 #   a float in ONNX (1/6 to 7 digits) where PyTorch divides by 6, which
 #   moves its gradients by 3e-7 of their largest.
-# shufflenet_v2_x1_0 does not train yet: fluid.slice has no gradient rule
-# (KNOWN_GAPS); its training build must fail with that error, so that this
-# test fails, and says to check the step, once the rule exists.
+#   shufflenet_v2_x1_0's channel split is a fluid.slice, whose gradient is
+#   dy between zeros.
 #
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %python %s %t
@@ -33,7 +32,6 @@
 import copy
 import os
 import re
-import subprocess
 import sys
 import time
 import warnings
@@ -54,14 +52,6 @@ LR, MOMENTUM = 0.1, 0.9
 # The training step's tolerance (relative, absolute), 1e-8 + 1e-8 unless
 # given here.
 TOLERANCES = {"mobilenet_v3_small": (1e-6, 1e-6)}
-
-# Models whose training step fluid cannot build yet: the reason, and the
-# error fluid-opt --fluid-build-training gives.
-KNOWN_GAPS = {
-    "shufflenet_v2_x1_0": (
-        "fluid.slice (the channel split) has no gradient rule",
-        "'fluid.slice' op has no gradient rule"),
-}
 
 
 class Tiny(torch.nn.Module):
@@ -149,18 +139,6 @@ def check(name, opset, problems):
     export(net64, images64, path("net.onnx"), opset)
     run("fluid-import-onnx", path("net.onnx"), "--batch", str(BATCH),
         "--loss", "softmax_cross_entropy", "-o", path("net.mlir"))
-    if name in KNOWN_GAPS:
-        reason, message = KNOWN_GAPS[name]
-        built = subprocess.run(
-            ["fluid-opt", path("net.mlir"),
-             f"--fluid-build-training=optimizer=momentum lr={LR} "
-             f"momentum={MOMENTUM}", "-o", path("train.mlir")],
-            capture_output=True, text=True)
-        if built.returncode == 0 or message not in built.stderr:
-            problems.append(f"the training build was expected to fail "
-                            f"({reason}); check the training step instead: "
-                            f"{built.stderr.strip()}")
-        return f"logits error {error:.2g}; no training step ({reason})"
     losses, torch_losses, compared = onnx_training.train_like_torch(
         net64, path, {"images": (path("images.npy"), images64)}, labels, 1,
         LR, MOMENTUM, problems, *TOLERANCES.get(name, (1e-8, 1e-8)))

@@ -11,8 +11,8 @@ func.func @not_scalar(%x: tensor<4xf32>) -> tensor<4xf32> {
 fluid.param @w : tensor<4xf32> init ones
 func.func @no_rule() -> tensor<f32> {
   %w = fluid.get_param @w : tensor<4xf32>
-  // expected-error @+1 {{'fluid.floor' op has no gradient rule, but the loss depends on it through a trainable parameter}}
-  %f = fluid.floor %w : tensor<4xf32>
+  // expected-error @+1 {{'fluid.cos' op has no gradient rule, but the loss depends on it through a trainable parameter}}
+  %f = fluid.cos %w : tensor<4xf32>
   %l = fluid.mean %f : tensor<4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
@@ -49,6 +49,19 @@ fluid.param @w : tensor<4xf32> init ones
 func.func @constant_loss(%x: tensor<4xf32>) -> tensor<f32> {
   %l = fluid.mean %x : tensor<4xf32> -> tensor<f32>
   // expected-error @+1 {{--fluid-append-backward: the loss of @constant_loss depends on none of the 1 trainable parameters; there is nothing to train}}
+  return %l : tensor<f32>
+}
+
+// -----
+
+// floor passes no gradient: a loss that reads the parameters only through
+// it has nothing to train either.
+fluid.param @w : tensor<4xf32> init ones
+func.func @only_through_floor() -> tensor<f32> {
+  %w = fluid.get_param @w : tensor<4xf32>
+  %f = fluid.floor %w : tensor<4xf32>
+  %l = fluid.mean %f : tensor<4xf32> -> tensor<f32>
+  // expected-error @+1 {{--fluid-append-backward: the loss of @only_through_floor depends on none of the 1 trainable parameters; there is nothing to train}}
   return %l : tensor<f32>
 }
 

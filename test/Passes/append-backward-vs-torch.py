@@ -1,9 +1,12 @@
 # Every gradient rule of --fluid-append-backward against PyTorch autograd,
 # in float64: for each op, a small loss over trainable parameters is
 # differentiated by the pass and run by fluid-run; the loss and each
-# parameter's gradient must equal torch's to 1e-10 relative. Shapes are
-# chosen to exercise broadcasting along every axis, transposed and batched
-# products, strides, padding, dilation, groups and multiple uses.
+# parameter's gradient must equal torch's to 1e-10 relative (infinities
+# and NaNs where torch's are: pow's edge cases). Shapes are chosen to
+# exercise broadcasting along every axis, transposed and batched products,
+# strides, padding, dilation, groups and multiple uses; given values make
+# ties (maximum, minimum), zeros (select's condition, pow's base and
+# exponent) and NaNs (maximum) where the rules have their special cases.
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %python %s %t
 
@@ -26,10 +29,12 @@ def ty(shape):
     return "tensor<" + "".join(f"{d}x" for d in shape) + "f64>"
 
 
-def check(name, params, body, torch_loss):
+def check(name, params, body, torch_loss, given=None):
     """params: {name: shape}; body: MLIR computing %loss from %<name>
-    values (dots in names become underscores); torch_loss: f(dict)."""
+    values (dots in names become underscores); torch_loss: f(dict);
+    given: {name: tensor} for values that are not random."""
     values = {k: torch.randn(s, dtype=torch.float64) for k, s in params.items()}
+    values.update(given or {})
     decls = "\n".join(f"fluid.param @{k} : {ty(s)} init zeros"
                       for k, s in params.items())
     reads = "\n".join(f"  %{k} = fluid.get_param @{k} : {ty(s)}"
@@ -60,13 +65,15 @@ def check(name, params, body, torch_loss):
     ours = [np.load(os.path.join(path + "-out", f"output{i}.npy"))
             for i in range(len(params) + 1)]
     problems = []
-    if not np.allclose(ours[0], loss.detach().numpy(), rtol=1e-10, atol=1e-12):
+    if not np.allclose(ours[0], loss.detach().numpy(), rtol=1e-10, atol=1e-12,
+                       equal_nan=True):
         problems.append(f"loss {ours[0]} vs {loss.item()}")
     for i, k in enumerate(params):
         # A parameter the loss does not depend on has a zero gradient.
         grad = leaves[k].grad
         expected = np.zeros(params[k]) if grad is None else grad.numpy()
-        if not np.allclose(ours[i + 1], expected, rtol=1e-10, atol=1e-12):
+        if not np.allclose(ours[i + 1], expected, rtol=1e-10, atol=1e-12,
+                           equal_nan=True):
             diff = np.abs(ours[i + 1] - expected).max()
             problems.append(f"grad of {k}: max |diff| {diff:.3g}")
     if problems:
@@ -244,8 +251,139 @@ cases.append(("reduce_sum and mean over axes", {"x": (2, 3, 4)},
               lambda v: torch.tanh(v["x"].sum((0, 2))).mean()
               + torch.tanh(v["x"].mean(1, keepdim=True)).mean()))
 
+
+def halves(shape):
+    """Multiples of 1/2 in [-1, 1]: maximum and minimum of two such tensors
+    tie often."""
+    return torch.randint(-2, 3, shape, dtype=torch.float64) / 2
+
+
+def ties(a, b):
+    x, y = torch.broadcast_tensors(a, b)
+    return int((x == y).sum())
+
+
+# maximum and minimum: the gradient of the operand that is the result,
+# half of it to each where they tie, summed over broadcast dimensions.
+for op, fn in [("maximum", torch.maximum), ("minimum", torch.minimum)]:
+    for a, b in [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (3, 1)),
+                 ((1, 3, 1), (2, 1, 4)), ((2, 3, 4), ())]:
+        out = tuple(torch.broadcast_shapes(a, b))
+        body = (f"  %y = fluid.{op} %a, %b : {ty(a)}, {ty(b)} -> {ty(out)}\n"
+                f"  %t = fluid.tanh %y : {ty(out)}\n" + mean("%t", out))
+        torch_loss = lambda v, fn=fn: torch.tanh(fn(v["a"], v["b"])).mean()
+        cases.append((f"{op} {a} {b}", {"a": a, "b": b}, body, torch_loss))
+        given = {"a": halves(a), "b": halves(b)}
+        assert ties(given["a"], given["b"]) > 0
+        cases.append((f"{op} ties {a} {b}", {"a": a, "b": b}, body,
+                      torch_loss, given))
+    # A NaN operand makes the result NaN and takes all of the gradient, as
+    # does the other operand; the product keeps the gradient finite.
+    nan = {"a": torch.tensor([1.0, float("nan"), 2.0, 0.5],
+                             dtype=torch.float64),
+           "b": torch.tensor([0.5, 1.0, float("nan"), 0.5],
+                             dtype=torch.float64),
+           "w": torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)}
+    cases.append((f"{op} NaN", {"a": (4,), "b": (4,), "w": (4,)},
+                  f"  %y = fluid.{op} %a, %b : {ty((4,))}, {ty((4,))} -> {ty((4,))}\n"
+                  f"  %p = fluid.mul %y, %w : {ty((4,))}, {ty((4,))} -> {ty((4,))}\n"
+                  + mean("%p", (4,)),
+                  lambda v, fn=fn: (fn(v["a"], v["b"]) * v["w"]).mean(), nan))
+
+# select: on_true's gradient where the condition is nonzero, on_false's
+# elsewhere, the condition's zero; broadcasting all three.
+cond = torch.tensor([[0.0], [1.5], [-2.0]], dtype=torch.float64)
+cases.append(("select", {"c": (3, 1), "a": (2, 3, 4), "b": (4,)},
+              f"  %y = fluid.select %c, %a, %b : {ty((3,1))}, {ty((2,3,4))}, {ty((4,))} -> {ty((2,3,4))}\n"
+              f"  %t = fluid.tanh %y : {ty((2,3,4))}\n" + mean("%t", (2, 3, 4)),
+              lambda v: torch.tanh(torch.where(v["c"] != 0, v["a"],
+                                               v["b"])).mean(),
+              {"c": cond}))
+
+# greater_equal and floor are piecewise constant: zero gradient.
+cases.append(("greater_equal", {"a": (2, 3, 4), "b": (3, 1)},
+              f"  %g = fluid.greater_equal %a, %b : {ty((2,3,4))}, {ty((3,1))} -> {ty((2,3,4))}\n"
+              f"  %y = fluid.mul %g, %a : {ty((2,3,4))}, {ty((2,3,4))} -> {ty((2,3,4))}\n"
+              + mean("%y", (2, 3, 4)),
+              lambda v: ((v["a"] >= v["b"]).double() * v["a"]).mean()))
+cases.append(("floor", {"a": (3, 4)},
+              f"  %f = fluid.floor %a : {ty((3,4))}\n"
+              f"  %y = fluid.mul %f, %a : {ty((3,4))}, {ty((3,4))} -> {ty((3,4))}\n"
+              + mean("%y", (3, 4)),
+              lambda v: (torch.floor(v["a"]) * v["a"]).mean(),
+              {"a": 3 * torch.randn(3, 4, dtype=torch.float64)}))
+
+# pow: both operands, broadcast, on a positive base.
+cases.append(("pow (2, 3) (2, 1)", {"a": (2, 3), "b": (2, 1)},
+              f"  %x = fluid.exp %a : {ty((2,3))}\n"
+              f"  %y = fluid.pow %x, %b : {ty((2,3))}, {ty((2,1))} -> {ty((2,3))}\n"
+              f"  %t = fluid.tanh %y : {ty((2,3))}\n" + mean("%t", (2, 3)),
+              lambda v: torch.tanh(torch.pow(v["a"].exp(), v["b"])).mean()))
+# PyTorch's special cases: no base gradient where the exponent is 0, no
+# exponent gradient where the base is 0 and the exponent >= 0; elsewhere
+# the formulas, infinite (0^-1) or NaN (log(-2)) as they are.
+cases.append(("pow special cases", {"x": (7,), "e": (7,)},
+              f"  %y = fluid.pow %x, %e : {ty((7,))}, {ty((7,))} -> {ty((7,))}\n"
+              + mean("%y", (7,)),
+              lambda v: torch.pow(v["x"], v["e"]).mean(),
+              {"x": torch.tensor([0.0, 0.0, 0.0, 2.0, -2.0, 3.0, 0.0],
+                                 dtype=torch.float64),
+               "e": torch.tensor([0.0, 2.0, 0.5, 0.0, 2.0, -1.5, -1.0],
+                                 dtype=torch.float64)}))
+# A constant exponent (no gradient for it), 0 included; a constant base.
+for exponent in ["2.5", "0.0", "2.0"]:
+    cases.append((f"pow constant exponent {exponent}", {"a": (2, 3)},
+                  f"  %e = fluid.constant dense<{exponent}> : tensor<f64>\n"
+                  f"  %y = fluid.pow %a, %e : {ty((2,3))}, tensor<f64> -> {ty((2,3))}\n"
+                  f"  %t = fluid.tanh %y : {ty((2,3))}\n" + mean("%t", (2, 3)),
+                  lambda v, e=float(exponent): torch.tanh(
+                      torch.pow(v["a"], e)).mean(),
+                  {"a": torch.tensor([[0.0, 1.5, 0.7], [2.0, 0.0, 1.1]],
+                                     dtype=torch.float64)}))
+cases.append(("pow constant base", {"a": (2, 3)},
+              "  %two = fluid.constant dense<2.0> : tensor<f64>\n"
+              f"  %y = fluid.pow %two, %a : tensor<f64>, {ty((2,3))} -> {ty((2,3))}\n"
+              f"  %t = fluid.tanh %y : {ty((2,3))}\n" + mean("%t", (2, 3)),
+              lambda v: torch.tanh(torch.pow(2.0, v["a"])).mean()))
+
+# broadcast_to and sum_to, each the other's gradient.
+cases.append(("broadcast_to", {"a": (3, 1), "w": (2, 3, 4)},
+              f"  %b = fluid.broadcast_to %a : {ty((3,1))} -> {ty((2,3,4))}\n"
+              f"  %y = fluid.mul %b, %w : {ty((2,3,4))}, {ty((2,3,4))} -> {ty((2,3,4))}\n"
+              f"  %t = fluid.tanh %y : {ty((2,3,4))}\n" + mean("%t", (2, 3, 4)),
+              lambda v: torch.tanh(v["a"].expand(2, 3, 4) * v["w"]).mean()))
+cases.append(("sum_to", {"x": (2, 3, 4)},
+              f"  %s = fluid.sum_to %x : {ty((2,3,4))} -> {ty((3,1))}\n"
+              f"  %t = fluid.tanh %s : {ty((3,1))}\n" + mean("%t", (3, 1)),
+              lambda v: torch.tanh(v["x"].sum((0, 2)).unsqueeze(1)).mean()))
+
+# slice: at the start, in the middle, at the end and whole, along the
+# first and the last axis; a channel split (two slices of one value,
+# rejoined the other way round, as shufflenet's).
+for axis, offset, size in [(0, 0, 2), (1, 1, 2), (2, 3, 2), (1, 0, 4),
+                           (2, 0, 5)]:
+    shape = (3, 4, 5)
+    out = tuple(size if d == axis else n for d, n in enumerate(shape))
+    index = tuple(slice(offset, offset + size) if d == axis else slice(None)
+                  for d in range(3))
+    cases.append((f"slice axis {axis} offset {offset} size {size}",
+                  {"x": shape},
+                  f"  %s = fluid.slice %x {{axis = {axis} : i64, offset = {offset} : i64}} : {ty(shape)} -> {ty(out)}\n"
+                  f"  %t = fluid.tanh %s : {ty(out)}\n" + mean("%t", out),
+                  lambda v, i=index: torch.tanh(v["x"][i]).mean()))
+cases.append(("channel split", {"x": (2, 6, 3), "w": (2, 6, 3)},
+              f"  %a = fluid.slice %x {{axis = 1 : i64, offset = 0 : i64}} : {ty((2,6,3))} -> {ty((2,3,3))}\n"
+              f"  %b = fluid.slice %x {{axis = 1 : i64, offset = 3 : i64}} : {ty((2,6,3))} -> {ty((2,3,3))}\n"
+              f"  %t = fluid.tanh %b : {ty((2,3,3))}\n"
+              f"  %c = fluid.concat %t, %a {{axis = 1 : i64}} : ({ty((2,3,3))}, {ty((2,3,3))}) -> {ty((2,6,3))}\n"
+              f"  %y = fluid.mul %c, %w : {ty((2,6,3))}, {ty((2,6,3))} -> {ty((2,6,3))}\n"
+              f"  %u = fluid.tanh %y : {ty((2,6,3))}\n" + mean("%u", (2, 6, 3)),
+              lambda v: torch.tanh(torch.cat([torch.tanh(v["x"][:, 3:]),
+                                              v["x"][:, :3]], 1)
+                                   * v["w"]).mean()))
+
 ok = all([check(name.replace(" ", "_").replace("(", "").replace(")", "")
                 .replace(",", "").replace("'", "").replace("[", "")
-                .replace("]", ""), params, body, fn)
-          for name, params, body, fn in cases])
+                .replace("]", ""), *case)
+          for name, *case in cases])
 sys.exit(0 if ok else 1)
