@@ -19,8 +19,11 @@
 # and bf16); the channels-last programs NAME-{nhwc,nhwc-bf16}-cuda (the
 # cuda default) run, and the NCHW ones NAME-{fused,bf16}-cuda unless
 # FLUID_BENCH_NCHW=0; each fluid program is also profiled (--profile, no
-# CUDA graph) unless FLUID_BENCH_PROFILE=0. Last, bench/table.py writes
-# $out/table.md.
+# CUDA graph) unless FLUID_BENCH_PROFILE=0. FLUID_BENCH_EXTRA_VARIANTS
+# (space-separated VARIANT names) runs build/bench/NAME-VARIANT-cuda too,
+# as fluid-VARIANT (programs compiled by hand with other flags, e.g.
+# nhwc-bf16-norecompute with --no-recompute-elementwise). Last,
+# bench/table.py writes $out/table.md.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root" || exit 1
@@ -34,6 +37,7 @@ deadline="${FLUID_BENCH_DEADLINE_S:-540}"
 torch_compile="${FLUID_BENCH_TORCH_COMPILE:-1}"
 nchw="${FLUID_BENCH_NCHW:-1}"
 profile="${FLUID_BENCH_PROFILE:-1}"
+extra="${FLUID_BENCH_EXTRA_VARIANTS:-}"
 python="${FLUID_BENCH_PYTHON:-/opt/torch/.venv/bin/python}"
 reserve=20
 
@@ -56,6 +60,9 @@ for config in $configs; do
   IFS=: read -r name model <<< "$config"
   fluid_variant "$name" "$model" nhwc fluid-nhwc
   fluid_variant "$name" "$model" nhwc-bf16 fluid-nhwc-bf16
+  for variant in $extra; do
+    fluid_variant "$name" "$model" "$variant" "fluid-$variant"
+  done
   if [ "$nchw" = "1" ]; then
     fluid_variant "$name" "$model" fused fluid
     fluid_variant "$name" "$model" bf16 fluid-bf16

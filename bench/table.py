@@ -59,6 +59,10 @@ def split_name(path):
     for variant, _ in VARIANTS:
         if stem.endswith("-" + variant):
             return stem[: -len(variant) - 1], variant
+    # Other fluid programs (precision.sh's FLUID_BENCH_EXTRA_VARIANTS).
+    extra = re.match(r"^(.*?)-(fluid-.+)$", stem)
+    if extra:
+        return extra.group(1), extra.group(2)
     return stem, None
 
 
@@ -125,6 +129,9 @@ class Run:
                     if d.get("tf32") is False:
                         label += " (no TF32)"
                 return label
+        if self.variant and self.variant.startswith("fluid-"):
+            return "fluid cuda " + self.variant[len("fluid-"):].replace(
+                "-", " ")
         if "backend" in d:
             label = "fluid " + str(d["backend"])
             if d.get("graph") is False:
