@@ -1878,6 +1878,82 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
+/// The channels-last gradient of 3x3 windows at stride 2 with one cell of
+/// padding and no dilation (ResNet's stem): a thread per kV channels of a
+/// 2x2 block of input cells, rows 2m and 2m + 1 and columns 2k and 2k + 1.
+/// Row 2m lies in window row m only, row 2m + 1 in rows m and m + 1 (the
+/// same for columns), so the four windows (m, k), (m, k + 1), (m + 1, k)
+/// and (m + 1, k + 1) cover the block: each is loaded once for four cells
+/// instead of once per cell that reads it (2.25 times per cell). A cell
+/// sums its windows' picked gradients in row-major window order in double
+/// and rounds once, as maxPoolGradNhwcKernel does (whose float sums of at
+/// most two terms round the same).
+template <typename T, int kV, typename Index>
+__global__ void __launch_bounds__(kBlockSize)
+    maxPoolGradNhwc3x3s2Kernel(const T *__restrict__ gradOutput,
+                               const uint8_t *__restrict__ taps,
+                               NhwcWindows<Index> w, PlaneIndex<Index> blocks,
+                               Index items, T *__restrict__ gradInput) {
+  using Coord = typename NhwcWindows<Index>::Coord;
+  const Index stride = Index(gridDim.x) * blockDim.x;
+  for (Index i = Index(blockIdx.x) * blockDim.x + threadIdx.x; i < items;
+       i += stride) {
+    const Index block = w.byVectors.div(i);
+    const int64_t channel = int64_t(i - block * w.byVectors.divisor) * kV;
+    int64_t n, m64, k64;
+    blocks.split(block, n, m64, k64);
+    const Coord m = Coord(m64), k = Coord(k64);
+    // Window (m + a, k + b) in slot 2a + b; a missing one picks nothing.
+    Vector<uint8_t, kV> picks[4];
+    Vector<T, kV> grads[4];
+    bool valid[4];
+#pragma unroll
+    for (int slot = 0; slot < 4; ++slot) {
+      const Coord oh = m + slot / 2, ow = k + slot % 2;
+      valid[slot] = oh < w.outHeight && ow < w.outWidth;
+      if (valid[slot]) {
+        const int64_t o =
+            ((n * w.outHeight + oh) * w.outWidth + ow) * w.channels + channel;
+        picks[slot] = *reinterpret_cast<const Vector<uint8_t, kV> *>(taps + o);
+        grads[slot] = *reinterpret_cast<const Vector<T, kV> *>(gradOutput + o);
+      }
+    }
+    // Cell (2m + r, 2k + c): the window slots that cover it and the tap it
+    // is in each (row-major: tap = 3 * (row in window) + column).
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const Coord ih = 2 * m + r;
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const Coord iw = 2 * k + c;
+        if (ih >= w.height || iw >= w.width)
+          continue;
+        double sums[kV] = {};
+#pragma unroll
+        for (int slot = 0; slot < 4; ++slot) {
+          const int a = slot / 2, b = slot % 2;
+          // Row 2m is in window row m only; column 2k in column k only.
+          if ((r == 0 && a == 1) || (c == 0 && b == 1) || !valid[slot])
+            continue;
+          // The cell's row in window row m + a: 1 + r - 2a (1 or 2 for a =
+          // 0, 0 for a = 1); the same for columns.
+          const int tap = 3 * (1 + r - 2 * a) + (1 + c - 2 * b);
+#pragma unroll
+          for (int l = 0; l < kV; ++l)
+            sums[l] += picks[slot].v[l] == tap ? double(grads[slot].v[l]) : 0.0;
+        }
+        Vector<T, kV> cell;
+#pragma unroll
+        for (int l = 0; l < kV; ++l)
+          cell.v[l] = T(sums[l]);
+        *reinterpret_cast<Vector<T, kV> *>(
+            gradInput + ((n * w.height + ih) * w.width + iw) * w.channels +
+            channel) = cell;
+      }
+    }
+  }
+}
+
 /// Calls `launch(width, index)` with width a std::integral_constant of the
 /// channels per thread and index a zero of the thread index type: with
 /// kGeneral (picks of more than a byte) one channel and 64-bit indices;
@@ -1967,7 +2043,24 @@ void launchMaxPoolGradNhwc(cudaStream_t stream, const T *gradOutput,
     auto covering = [](const auto &axis) {
       return ceilDiv((axis.kernel - 1) * axis.dilation + 1, axis.stride);
     };
-    if (kBytePicks && covering(g.rows) <= 2 && covering(g.cols) <= 2)
+    auto stem = [](const Axis &axis) {
+      return axis.kernel == 3 && axis.stride == 2 && axis.padBefore == 1 &&
+             axis.dilation == 1;
+    };
+    if (kBytePicks && kV > 1 && stem(g.rows) && stem(g.cols)) {
+      if constexpr (kBytePicks) {
+        const int64_t blockRows = ceilDiv(g.rows.extent, 2),
+                      blockCols = ceilDiv(g.cols.extent, 2);
+        const int64_t blockItems =
+            g.batch * blockRows * blockCols * (g.channels / kV);
+        maxPoolGradNhwc3x3s2Kernel<T, kV, Index>
+            <<<nhwcBlocks(blockItems), kBlockSize, 0, stream>>>(
+                gradOutput, taps, NhwcWindows<Index>(g, g.channels / kV, true),
+                PlaneIndex<Index>(blockRows, blockCols), Index(blockItems),
+                gradInput);
+        checkLaunch();
+      }
+    } else if (kBytePicks && covering(g.rows) <= 2 && covering(g.cols) <= 2)
       run(std::integral_constant<int, 2>{});
     else
       run(std::integral_constant<int, 0>{});
