@@ -146,12 +146,11 @@ void FluidRecomputeElementwisePass::recompute(func::FuncOp func) {
     if (isa<ReluOp, BatchNormOp>(op) && position.lookup(&op) < forwardEnd)
       candidates.push_back(&op);
   OpBuilder builder(func.getContext());
-  // Whether a batch norm's output feeds only the op being recomputed and
-  // what a copy reads (its input and statistics) is kept for the backward
-  // pass anyway, so that recomputing keeps nothing longer.
+  // Whether what a copy of a batch norm's output reads (its input and
+  // statistics) is kept for the backward pass anyway, so that recomputing
+  // keeps nothing longer.
   auto keptAnyway = [&](BatchNormOp norm) {
-    return norm.getOutput().hasOneUse() &&
-           !backwardUses(norm.getInput()).empty() &&
+    return !backwardUses(norm.getInput()).empty() &&
            !backwardUses(norm.getSavedMean()).empty() &&
            !backwardUses(norm.getSavedInvStd()).empty();
   };
@@ -194,11 +193,11 @@ void FluidRecomputeElementwisePass::recompute(func::FuncOp func) {
     StoredValue stored = storedForm(relu ? relu.getResult() : norm.getOutput());
     Value kept = stored.narrow ? stored.narrow.getResult() : stored.value;
     // (A batch norm's own output may have other uses: it is the value.)
-    bool normKept = relu ? keptAnyway(norm)
-                         : !backwardUses(norm.getInput()).empty() &&
-                               !backwardUses(norm.getSavedMean()).empty() &&
-                               !backwardUses(norm.getSavedInvStd()).empty();
-    if (!normKept || (otherNorm && !keptAnyway(otherNorm)) ||
+    // A normalized value inside the recomputed expression must feed only
+    // it (a batch norm's own output is the value itself).
+    if (!keptAnyway(norm) || (relu && !norm.getOutput().hasOneUse()) ||
+        (otherNorm &&
+         (!keptAnyway(otherNorm) || !otherNorm.getOutput().hasOneUse())) ||
         bytesOf(kept.getType()) < static_cast<int64_t>(minBytes))
       continue;
     SmallVector<OpOperand *> uses;

@@ -29,6 +29,37 @@ static constexpr int64_t kMaxGatherSlices = int64_t(1) << 16;
 
 /// Defines output 0 as input 0 with a new shape: a known value stays
 /// known, anything else becomes a fluid.reshape.
+/// Row-major element strides of `shape`.
+static SmallVector<int64_t> denseStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// The known tensor of shape `shape` whose element at index i is `data`'s
+/// element at offset + sum(i[d] * strides[d]): a slice (offsets and steps)
+/// or a transpose (permuted strides) of a value known at import.
+static ConstTensor stridedCopy(const ConstTensor &data, ArrayRef<int64_t> shape,
+                               int64_t offset, ArrayRef<int64_t> strides) {
+  ConstTensor result;
+  result.type = data.type;
+  result.shape.assign(shape.begin(), shape.end());
+  int64_t elements = result.getNumElements();
+  size_t size = data.getElementSize();
+  result.bytes.resize(elements * size);
+  for (int64_t i = 0; i < elements; ++i) {
+    int64_t rest = i, source = offset;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      source += rest % shape[d] * strides[d];
+      rest /= shape[d];
+    }
+    std::memcpy(result.bytes.data() + i * size,
+                data.bytes.data() + source * size, size);
+  }
+  return result;
+}
+
 static LogicalResult defineReshaped(FunctionImporter &importer,
                                     ArrayRef<int64_t> shape) {
   // Float initializers are not known values: they stay parameters.
@@ -460,24 +491,13 @@ static LogicalResult importSlice(FunctionImporter &importer,
 
   // Known values (shapes) are sliced here.
   if (const ConstTensor *data = importer.constantInput(0)) {
-    ConstTensor result;
-    result.type = data->type;
-    result.shape = resultShape;
-    int64_t elements = result.getNumElements();
-    size_t size = data->getElementSize();
-    result.bytes.resize(elements * size);
-    for (int64_t i = 0; i < elements; ++i) {
-      int64_t rest = i, source = 0, stride = 1;
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        int64_t index = rest % resultShape[d];
-        rest /= resultShape[d];
-        source += (ranges[d].first + index * ranges[d].step) * stride;
-        stride *= (*shape)[d];
-      }
-      std::memcpy(result.bytes.data() + i * size,
-                  data->bytes.data() + source * size, size);
+    SmallVector<int64_t> dense = denseStrides(*shape), strides;
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      offset += ranges[d].first * dense[d];
+      strides.push_back(ranges[d].step * dense[d]);
     }
-    return importer.define(0, std::move(result));
+    return importer.define(0, stridedCopy(*data, resultShape, offset, strides));
   }
 
   FailureOr<Value> x = importer.input(0);
@@ -597,26 +617,12 @@ static LogicalResult importTranspose(FunctionImporter &importer,
 
   // Known values (F.pad's pads are computed on) are transposed here.
   if (const ConstTensor *data = importer.constantInput(0)) {
-    ConstTensor result;
-    result.type = data->type;
-    for (int64_t d : *perm)
-      result.shape.push_back((*shape)[d]);
-    SmallVector<int64_t> strides(rank, 1);
-    for (int64_t d = rank - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * (*shape)[d + 1];
-    size_t size = data->getElementSize();
-    int64_t elements = data->getNumElements();
-    result.bytes.resize(data->bytes.size());
-    for (int64_t i = 0; i < elements; ++i) {
-      int64_t rest = i, source = 0;
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        source += rest % result.shape[d] * strides[(*perm)[d]];
-        rest /= result.shape[d];
-      }
-      std::memcpy(result.bytes.data() + i * size,
-                  data->bytes.data() + source * size, size);
+    SmallVector<int64_t> dense = denseStrides(*shape), resultShape, strides;
+    for (int64_t d : *perm) {
+      resultShape.push_back((*shape)[d]);
+      strides.push_back(dense[d]);
     }
-    return importer.define(0, std::move(result));
+    return importer.define(0, stridedCopy(*data, resultShape, 0, strides));
   }
   FailureOr<Value> x = importer.input(0);
   if (failed(x))
