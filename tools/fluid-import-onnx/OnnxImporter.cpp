@@ -1063,7 +1063,8 @@ func::FuncOp ProgramImporter::createFunction(OpBuilder &builder, StringRef name,
 }
 
 LogicalResult ProgramImporter::checkOutputTypes(ArrayRef<Value> outputs) {
-  for (auto [output, value] : llvm::zip(model.outputs, outputs)) {
+  for (auto [declared, value] : llvm::zip(model.outputs, outputs)) {
+    const auto &output = declared;
     auto type = cast<RankedTensorType>(value.getType());
     auto fail = [&]() {
       return emitError(UnknownLoc::get(&context))
