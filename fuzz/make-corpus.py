@@ -4,9 +4,9 @@
 made here: for each format a few valid files and near-valid ones (one field
 wrong), so the fuzzers start next to every check of the parsers.
 
-    /usr/bin/python3 fuzz/make-corpus.py
+    /usr/bin/python3 fuzz/make-corpus.py [TARGET...]
 
-Needs NumPy and onnx (scripts/setup.sh installs them); PyTorch, when present,
+Needs NumPy, PIL and onnx (scripts/setup.sh installs them); PyTorch, when present,
 adds a small exported CNN. The output is deterministic: run it again after
 changing it, and commit what changed.
 """
@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import warnings
+import zlib
 
 import numpy as np
 
@@ -258,6 +259,96 @@ def make_idx():
         b"\x00\x00\x00\x01", b"\x00\x01\x00\x00"])
 
 
+# --- fuzz-image -------------------------------------------------------------
+
+def png_chunk(kind, body):
+    return (struct.pack(">I", len(body)) + kind + body +
+            struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+
+
+def png_raw(width, height, bit_depth, color_type, rows, extra=b""):
+    """A PNG file written here (PIL writes no 16-bit RGB or RGBA): `rows`
+    the unfiltered bytes of each row."""
+    header = struct.pack(">IIBBBBB", width, height, bit_depth, color_type,
+                         0, 0, 0)
+    data = b"".join(b"\0" + row for row in rows)
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + extra +
+            png_chunk(b"IDAT", zlib.compress(data, 9)) +
+            png_chunk(b"IEND", b""))
+
+
+def make_image():
+    from PIL import Image
+    save = writer("fuzz-image")
+    rng = np.random.default_rng(0)
+    rgb = Image.fromarray(rng.integers(0, 256, (9, 13, 3), dtype=np.uint8))
+
+    def encoded(image, fmt, **options):
+        out = io.BytesIO()
+        image.save(out, fmt, **options)
+        return out.getvalue()
+
+    jpegs = {
+        "rgb-420.jpg": encoded(rgb, "JPEG", quality=75),
+        "rgb-444.jpg": encoded(rgb, "JPEG", quality=90, subsampling=0),
+        "rgb-422-restarts.jpg": encoded(rgb.resize((40, 24)), "JPEG",
+                                        subsampling=1, restart_marker_blocks=1),
+        "gray.jpg": encoded(rgb.convert("L"), "JPEG"),
+        "cmyk.jpg": encoded(rgb.convert("CMYK"), "JPEG"),
+        "progressive.jpg": encoded(rgb, "JPEG", progressive=True),
+        "progressive-gray.jpg": encoded(rgb.convert("L"), "JPEG",
+                                        progressive=True),
+        "optimized.jpg": encoded(rgb, "JPEG", optimize=True),
+        "one-pixel.jpg": encoded(rgb.crop((0, 0, 1, 1)), "JPEG"),
+    }
+    pngs = {
+        "rgb.png": encoded(rgb, "PNG"),
+        "rgba.png": encoded(rgb.convert("RGBA"), "PNG"),
+        "gray.png": encoded(rgb.convert("L"), "PNG"),
+        "gray-alpha.png": encoded(rgb.convert("LA"), "PNG"),
+        "bilevel.png": encoded(rgb.convert("1"), "PNG"),
+        "palette.png": encoded(rgb.convert("P", palette=Image.ADAPTIVE,
+                                           colors=16), "PNG"),
+        "palette-4bit.png": encoded(rgb.convert("P", palette=Image.ADAPTIVE,
+                                                colors=16), "PNG", bits=4),
+        "palette-transparent.png": encoded(
+            rgb.convert("P", palette=Image.ADAPTIVE, colors=8), "PNG",
+            transparency=3),
+        "gray-16.png": encoded(Image.fromarray(
+            rng.integers(0, 65536, (9, 13), dtype=np.uint16)), "PNG"),
+        "one-pixel.png": encoded(rgb.crop((0, 0, 1, 1)), "PNG"),
+    }
+    # 16-bit RGB and RGBA and 2-bit gray, big-endian samples.
+    wide = rng.integers(0, 65536, (5, 7, 4), dtype=np.uint16).astype(">u2")
+    pngs["rgb-16.png"] = png_raw(7, 5, 16, 2,
+                                 [r[:, :3].tobytes() for r in wide])
+    pngs["rgba-16.png"] = png_raw(7, 5, 16, 6, [r.tobytes() for r in wide])
+    pngs["gray-2bit.png"] = png_raw(
+        8, 3, 2, 0, [bytes(rng.integers(0, 256, 2, dtype=np.uint8))
+                     for _ in range(3)],
+        extra=png_chunk(b"gAMA", struct.pack(">I", 45455)))
+    for name, content in {**jpegs, **pngs}.items():
+        save(name, content)
+    # Truncated and damaged files: the decoders' error paths.
+    save("truncated.jpg", jpegs["rgb-420.jpg"][:len(jpegs["rgb-420.jpg"]) // 2])
+    save("truncated-progressive.jpg", jpegs["progressive.jpg"][:300])
+    save("header-only.jpg", jpegs["rgb-420.jpg"][:2] + b"\xff\xd9")
+    save("truncated.png", pngs["rgb.png"][:len(pngs["rgb.png"]) - 20])
+    save("truncated-header.png", pngs["rgb.png"][:20])
+    bad_crc = bytearray(pngs["gray.png"])
+    bad_crc[29] ^= 0xFF  # the IHDR chunk's CRC
+    save("bad-crc.png", bytes(bad_crc))
+    save("huge.png", png_raw(100000, 100000, 8, 0, []))
+    save("not-an-image.gif", b"GIF89a\x01\x00\x01\x00\x00\x00\x00;")
+    write_dict("fuzz-image", [
+        b"\xff\xd8\xff", b"\xff\xd9", b"\xff\xc0", b"\xff\xc1",
+        b"\xff\xc2", b"\xff\xc4", b"\xff\xcc", b"\xff\xda", b"\xff\xdb",
+        b"\xff\xdd", b"\xff\xe0", b"\xff\xe1", b"\xff\xee", b"Adobe",
+        b"JFIF\x00", b"\x89PNG\r\n\x1a\n", b"IHDR", b"PLTE", b"IDAT",
+        b"IEND", b"tRNS", b"gAMA", b"iCCP", b"sBIT", b"\x00\x00\x00\x00",
+        b"\xff\xff\xff\xff"])
+
+
 # --- fuzz-mlir-loader -------------------------------------------------------
 
 def mlir_sources():
@@ -398,12 +489,24 @@ def make_onnx():
     write_dict("fuzz-onnx", tokens)
 
 
+MAKERS = {
+    "fuzz-npy": lambda: make_npy(),
+    "fuzz-safetensors": lambda: make_safetensors(),
+    "fuzz-idx": lambda: make_idx(),
+    "fuzz-image": lambda: make_image(),
+    "fuzz-mlir-loader": lambda: make_mlir(),
+    "fuzz-onnx": lambda: make_onnx(),
+}
+
+
 def main():
-    make_npy()
-    make_safetensors()
-    make_idx()
-    make_mlir()
-    make_onnx()
+    targets = sys.argv[1:] or list(MAKERS)
+    for target in targets:
+        if target not in MAKERS:
+            sys.exit(f"make-corpus: unknown target '{target}' "
+                     f"(targets: {' '.join(MAKERS)})")
+    for target in targets:
+        MAKERS[target]()
     total = sum(os.path.getsize(os.path.join(d, n))
                 for d, _, names in os.walk(CORPUS) for n in names)
     print(f"make-corpus: {total} bytes in {CORPUS}")

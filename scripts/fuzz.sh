@@ -14,7 +14,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build-fuzz"
-all_targets=(fuzz-mlir-loader fuzz-onnx fuzz-safetensors fuzz-npy fuzz-idx)
+all_targets=(fuzz-mlir-loader fuzz-onnx fuzz-safetensors fuzz-npy fuzz-idx
+  fuzz-image)
 
 usage() {
   sed -n 's/^#   //p' "$0" >&2

@@ -25,6 +25,7 @@
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 #include "fluid/Dialect/Fluid/IR/KernelParams.h"
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
+#include "fluid/Support/ParamsFile.h"
 #include "fluid/Support/Text.h"
 #include "fluid/Target/FusedKernels.h"
 
@@ -1324,7 +1325,11 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
      << "    " << workspaceLimit
      << ", // cuDNN workspace limit in bytes (-1: none)\n"
      << "    " << (options.tf32 ? 1 : 0)
-     << ", // TF32 by default (0: --precision fp32)\n};\n\n"
+     << ", // TF32 by default (0: --precision fp32)\n"
+     << "    "
+     << (getParamsFile(module).empty() ? "nullptr"
+                                       : quoted(getParamsFile(module).str()))
+     << ", // the imported parameters' file (nullptr: none)\n};\n\n"
      << "} // namespace\n\n"
      << "extern \"C\" const fluid_program_info *fluid_program(void) {\n"
      << "  return &kProgram;\n}\n";

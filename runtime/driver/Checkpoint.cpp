@@ -158,6 +158,34 @@ std::vector<std::string> HostParameters::load(const std::string &path) {
   return unused;
 }
 
+InitFromResult HostParameters::initFrom(const std::string &path) {
+  std::vector<InitFromParam> params(static_cast<size_t>(program_.numParams()));
+  for (int64_t i = 0; i < program_.numParams(); ++i) {
+    const fluid_program_param &param = program_.param(i);
+    params[i].name = param.value.name;
+    params[i].type = checkpointDescriptor(i, nullptr);
+    params[i].optimizerState = param.optimizer_state != 0;
+  }
+  // Permuted parameters are read in their checkpoint order, then stored.
+  std::vector<AlignedBuffer> scratch(params.size());
+  InitFromResult result;
+  std::string problem = driver::initFrom(
+      path, params,
+      [&](size_t i) {
+        if (!isPermuted(program_.param(i).value))
+          return data(i);
+        scratch[i] = AlignedBuffer(bytes(i));
+        return scratch[i].data();
+      },
+      result);
+  if (!problem.empty())
+    fail(problem);
+  for (size_t i = 0; i < params.size(); ++i)
+    if (result.loaded[i] && isPermuted(program_.param(i).value))
+      toStorage(program_.param(i).value, scratch[i].data(), data(i));
+  return result;
+}
+
 void HostParameters::save(const std::string &path) const {
   fluid_safetensors_writer *rawWriter = nullptr;
   if (fluid_safetensors_writer_create(&rawWriter) != FLUID_OK)

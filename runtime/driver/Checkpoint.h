@@ -17,6 +17,7 @@
 #ifndef FLUID_RUNTIME_DRIVER_CHECKPOINT_H
 #define FLUID_RUNTIME_DRIVER_CHECKPOINT_H
 
+#include "InitFrom.h"
 #include "ProgramView.h"
 
 #include <memory>
@@ -56,6 +57,11 @@ public:
   /// floating-point tensor holding a nan or an infinity. Returns the
   /// names of the file's tensors that are no parameter. Throws Error.
   std::vector<std::string> load(const std::string &path);
+
+  /// Replaces the values of the model parameters that the safetensors file
+  /// `path` holds, by --init-from's rules (InitFrom.h): the others, and the
+  /// optimizer state, keep theirs. Throws Error.
+  InitFromResult initFrom(const std::string &path);
 
   /// Writes every parameter under its name (atomically). Throws Error.
   void save(const std::string &path) const;

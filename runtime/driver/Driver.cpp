@@ -25,6 +25,7 @@
 
 #include "Checkpoint.h"
 #include "Device.h"
+#include "InitFrom.h"
 #include "Options.h"
 #include "Profile.h"
 #include "ProgramView.h"
@@ -126,6 +127,7 @@ private:
   void openData();
   void createDevice();
   void prepareParameters();
+  void warnAboutPlaceholders(const std::vector<bool> &loaded);
   void prepareTrainStep();
   void train();
   void logWindow(int64_t current, int64_t epoch);
@@ -290,6 +292,14 @@ void TrainingRun::createDevice() {
 void TrainingRun::prepareParameters() {
   const fluid_program_info &info = program_.info();
   host_.initialize(options_.seed);
+  std::vector<bool> loaded(static_cast<size_t>(program_.numParams()), false);
+  if (!options_.initFromPath.empty()) {
+    InitFromResult result = host_.initFrom(options_.initFromPath);
+    loaded = result.loaded;
+    std::printf("%s: %s\n", name_.c_str(),
+                initFromSummary(options_.initFromPath, result).c_str());
+    std::fflush(stdout);
+  }
   if (!options_.loadPath.empty()) {
     std::vector<std::string> unused = host_.load(options_.loadPath);
     if (!unused.empty()) {
@@ -302,6 +312,10 @@ void TrainingRun::prepareParameters() {
            " has tensors the program does not use: " + list);
     }
   }
+  // --load sets every model parameter; otherwise an imported program's
+  // placeholders are only replaced by --init-from.
+  if (info.params_file && options_.loadPath.empty())
+    warnAboutPlaceholders(loaded);
   if (options_.learningRate)
     *static_cast<double *>(host_.data(info.learning_rate_param)) =
         *options_.learningRate;
@@ -319,6 +333,20 @@ void TrainingRun::prepareParameters() {
     device_->upload(params_.back(), host_.data(i), bytes);
     paramBytes_ += bytes;
   }
+}
+
+void TrainingRun::warnAboutPlaceholders(const std::vector<bool> &loaded) {
+  int64_t trainable = 0, placeholders = 0;
+  for (int64_t i = 0; i < program_.numParams(); ++i) {
+    const fluid_program_param &param = program_.param(i);
+    if (!param.trainable || param.optimizer_state)
+      continue;
+    ++trainable;
+    placeholders += param.init.kind == FLUID_INIT_ZEROS && !loaded[i];
+  }
+  if (placeholders > 0)
+    warn(placeholderWarning(placeholders, trainable,
+                            program_.info().params_file, "--init-from"));
 }
 
 void TrainingRun::prepareTrainStep() {

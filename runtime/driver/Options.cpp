@@ -8,6 +8,7 @@
 
 #include "Options.h"
 
+#include "InitFrom.h"
 #include "Text.h"
 
 #include <algorithm>
@@ -150,10 +151,13 @@ const std::vector<Flag> &flags() {
                  "", [](Options &o, const std::string &, const std::string &v) {
                    o.savePath = v;
                  }});
-    f.push_back({"load", "FILE",
-                 "resume from a safetensors checkpoint (fluid-train's too)", "",
+    f.push_back({"load", "FILE", kLoadHelp, "",
                  [](Options &o, const std::string &, const std::string &v) {
                    o.loadPath = v;
+                 }});
+    f.push_back({"init-from", "FILE", kInitFromHelp, "",
+                 [](Options &o, const std::string &, const std::string &v) {
+                   o.initFromPath = v;
                  }});
     count(kBatchFlag, [](Options &o, int64_t value) { o.batch = value; });
     f.push_back({"seed", "N",
@@ -385,6 +389,8 @@ Options driver::parseOptions(int argc, char **argv) {
   }
   if (wasGiven(kStepsFlag.name) && wasGiven(kEpochsFlag.name))
     throw UsageError(stepsAndEpochs());
+  if (wasGiven("init-from") && wasGiven("load"))
+    throw UsageError(initFromAndLoad());
   for (const auto &[flag, value] : given)
     flag->set(options, std::string("--") + flag->name, value);
   check(checkSyntheticSize(options.syntheticSize));

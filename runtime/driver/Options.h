@@ -75,6 +75,7 @@ struct Options {
   int64_t logEvery = kLogEveryFlag.defaultValue;
   std::string savePath;
   std::string loadPath;
+  std::string initFromPath; // --init-from; excludes loadPath
   std::optional<int64_t> batch;
   uint64_t seed = kDefaultSeed;
   /// One value for every channel, or one per channel; empty: the default

@@ -271,6 +271,11 @@ void ProgramView::print(std::FILE *out) const {
   std::fprintf(out, "backend: %s\n", backendName());
   std::fprintf(out, "abi version: %d\n", p.abi_version);
   std::fprintf(out, "options: %s\n", orEmpty(p.options));
+  if (p.params_file)
+    std::fprintf(out,
+                 "imported: parameters are zero placeholders for the values "
+                 "in %s (--init-from)\n",
+                 p.params_file);
   const fluid_program_value &images = train().arguments[train_.imagesArgument];
   std::string stored = isPermuted(images) ? " (stored in the order " +
                                                 describeOrder(images) + ")"

@@ -6,10 +6,11 @@
 //   fluid-import-onnx --list-operators
 //
 // Writes the fluid program and, next to it, the values of its parameters
-// (the graph's initializers) as safetensors. Both files are written in full
-// or not at all. The model is checked before it is read (a regular file,
-// within protobuf's 2 GiB and the memory available) and mapped rather than
-// copied.
+// (the graph's initializers) as safetensors, and records that file in the
+// program (ParamsFile.h), whose parameters are zero placeholders until the
+// values are loaded. Both files are written in full or not at all. The model is
+// checked before it is read (a regular file, within protobuf's 2 GiB and the
+// memory available) and mapped rather than copied.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,12 +19,14 @@
 
 #include "fluid/Support/InputFile.h"
 #include "fluid/Support/OutputFile.h"
+#include "fluid/Support/ParamsFile.h"
 #include "fluid/runtime/HostMemory.h"
 #include "fluid/runtime/Safetensors.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -44,13 +47,16 @@ static cl::opt<std::string> inputFilename(cl::Positional,
                                           cl::cat(toolOptions));
 static cl::opt<std::string> outputFilename(
     "o",
-    cl::desc("Output program (default: standard output); written in full or "
-             "not at all"),
+    cl::desc("Output program, written in full or not at all (default: "
+             "standard output, '-', which needs --params-out when the model "
+             "has parameters)"),
     cl::value_desc("file.mlir"), cl::init("-"), cl::cat(toolOptions));
 static cl::opt<int64_t>
     batchSize("batch",
               cl::desc("Size of the inputs' dynamic batch dimension "
-                       "(dimension 0); other dimensions must be static"),
+                       "(dimension 0); other dimensions must be static, and "
+                       "a model whose batch is static (exported without "
+                       "dynamic_axes) must have batch n"),
               cl::value_desc("n"), cl::cat(toolOptions));
 static cl::opt<std::string>
     lossName("loss",
@@ -60,7 +66,9 @@ static cl::opt<std::string>
 static cl::opt<std::string> paramsOut(
     "params-out",
     cl::desc("Where the parameters' values go (default: the output file with "
-             "the extension .safetensors)"),
+             "the extension .safetensors; required with -o -); the program "
+             "records it, and fluid-train --init-from, fluid-run --params and "
+             "the executables' --init-from load it"),
     cl::value_desc("file.safetensors"), cl::cat(toolOptions));
 static cl::opt<bool> printDebugInfo(
     "mlir-print-debuginfo",
@@ -157,6 +165,42 @@ static bool writeModule(ModuleOp module, StringRef path) {
   return succeeded(written);
 }
 
+/// --batch `batch` sets the dynamic batch dimension of the graph inputs.
+/// A model without one, exported with a static batch, keeps its batch:
+/// replacing it is not safe for every operator (shapes computed at export
+/// time, such as a Reshape to [1, -1], would keep the old batch), so a
+/// different `batch` is an error telling how to export the model instead.
+static bool checkStaticBatch(const om::Model &model, int64_t batch) {
+  llvm::StringSet<> initializers;
+  for (const om::Tensor &tensor : model.initializers)
+    initializers.insert(tensor.name);
+  const om::ValueInfo *mismatched = nullptr;
+  for (const om::ValueInfo &input : model.inputs) {
+    // Before IR version 4 initializers were listed as inputs too.
+    if (initializers.contains(input.name) || input.dims.empty())
+      continue;
+    const om::Dimension &first = input.dims.front();
+    if (!first.hasValue)
+      return true; // a dynamic batch: --batch sets it
+    if (first.value != batch && !mismatched)
+      mismatched = &input;
+  }
+  if (!mismatched)
+    return true;
+  llvm::raw_ostream &os = error();
+  os << "--batch " << batch << ": the model's batch is static (graph input '";
+  mlir::fluid::onnx_import::printEscaped(os, mismatched->name);
+  os << "' has batch " << mismatched->dims.front().value
+     << "), and it cannot be replaced safely (shapes computed when the model "
+        "was exported keep it); export the model with a dynamic batch, "
+        "torch.onnx.export(..., input_names=[\"";
+  mlir::fluid::onnx_import::printEscaped(os, mismatched->name);
+  os << "\"], dynamic_axes={\"";
+  mlir::fluid::onnx_import::printEscaped(os, mismatched->name);
+  os << "\": {0: \"batch\"}}), or leave out --batch\n";
+  return false;
+}
+
 /// `text` broken into lines of at most 76 characters at spaces.
 static std::string wrap(StringRef text) {
   std::string wrapped;
@@ -187,8 +231,12 @@ Reads an ONNX model (opsets 11 to 17) and writes a verified fluid module:
 
   - every float initializer the graph computes with becomes a fluid.param
     named as in the graph (e.g. @conv1.weight, @"onnx::Conv_193"), its value
-    written to a safetensors file (fluid-run --params FILE); batch-norm
-    running statistics are trainable = false;
+    written to a safetensors file (fluid-run --params FILE, fluid-train
+    and the executables of fluid-compile --init-from FILE), the parameter
+    itself declared `init zeros`, a placeholder; the module attribute
+    onnx.params_file names the file, and the tools warn when trainable
+    placeholders are used without it; batch-norm running statistics are
+    trainable = false;
   - so does every Identity output of a float initializer, named after the
     output, with its own copy of the value: torch.onnx merges weights of
     equal values (a fresh model's batch norms) into one initializer read
@@ -204,7 +252,10 @@ Reads an ONNX model (opsets 11 to 17) and writes a verified fluid module:
     running statistics updated with PyTorch's momentum = 1 - ONNX's).
 
 Shapes are static: a dynamic dimension 0 (the batch) of an input takes
---batch; any other dynamic dimension is an error. Computations on shapes
+--batch; any other dynamic dimension is an error. A model exported with
+a static batch keeps it: --batch N on it is an error unless N is that
+batch (shapes computed at export time, a Reshape to [1, -1] say, would
+not follow a new batch); export it with dynamic_axes instead. Computations on shapes
 (Shape, Gather, Slice, Unsqueeze, Concat, Cast, integer Add/Sub/Mul/Div)
 are folded.
 
@@ -231,17 +282,22 @@ What is checked before anything is imported:
            "versions and attributes.") +
       R"(
 Examples:
-  fluid-import-onnx resnet18.onnx -o resnet18.mlir
+  fluid-import-onnx resnet18.onnx --batch 32 -o resnet18.mlir
       (also writes resnet18.safetensors)
   fluid-run resnet18.mlir --params resnet18.safetensors --input images=x.npy
   fluid-import-onnx resnet18.onnx --batch 32 --loss softmax_cross_entropy \
-      -o train.mlir && fluid-opt train.mlir --fluid-build-training
+      -o train.mlir      (also writes train.safetensors)
+  fluid-train train.mlir --build-training "optimizer=sgd lr=0.01" \
+      --init-from train.safetensors
+  fluid-compile train.mlir -o train --training "optimizer=sgd lr=0.01" && \
+      ./train --init-from train.safetensors --data images/
 
 Exit status: 0 on success, 1 on any error, reported on one line (an
 unreadable, malformed, truncated or oversized file; a graph that is not
 well formed; an unsupported operator, attribute value or element type,
 named with the node's index, name and operator; a dynamic dimension
-without --batch).
+without --batch, --batch on a static batch of another size; parameters
+with -o - but no --params-out).
 )";
   cl::ParseCommandLineOptions(argc, argv, overview);
 
@@ -293,6 +349,9 @@ without --batch).
     return 1;
   }
 
+  if (options.batch && !checkStaticBatch(model, *options.batch))
+    return 1;
+
   MLIRContext context(MLIRContext::Threading::DISABLED);
   context.printOpOnDiagnostic(false);
   mlir::fluid::onnx_import::ImportedProgram program =
@@ -306,10 +365,17 @@ without --batch).
     llvm::sys::path::replace_extension(path, "safetensors");
     paramsPath = path.str().str();
   }
+  // The program alone would train from zero placeholders.
   if (paramsPath.empty() && !program.params.empty()) {
     error() << "the program has " << program.params.size()
-            << " parameters; writing it to standard output, pass "
-               "--params-out FILE.safetensors for their values\n";
+            << " parameters and goes to standard output (-o -, the default), "
+               "which cannot hold their values: pass -o OUT.mlir (the values "
+               "go to OUT.safetensors) or --params-out FILE.safetensors\n";
+    return 1;
+  }
+  if (paramsPath == "-") {
+    error() << "--params-out -: the parameters' values are not written to "
+               "standard output; name a file\n";
     return 1;
   }
   if (!paramsPath.empty() && paramsPath == outputFilename) {
@@ -317,6 +383,10 @@ without --batch).
             << paramsPath << "'\n";
     return 1;
   }
+  if (!program.params.empty())
+    (*program.module)
+        ->setAttr(mlir::fluid::kParamsFileAttrName,
+                  StringAttr::get(&context, paramsPath));
   if (!paramsPath.empty() && !writeParams(program.params, paramsPath))
     return 1;
   return writeModule(*program.module, outputFilename) ? 0 : 1;

@@ -16,9 +16,12 @@
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
 #include "fluid/Interpreter/Interpreter.h"
 #include "fluid/Support/CommandLine.h"
+#include "fluid/Support/ParamsFile.h"
 #include "fluid/Support/ProgramLoader.h"
 #include "fluid/runtime/Init.h"
 #include "fluid/runtime/Npy.h"
+
+#include "driver/InitFrom.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -59,7 +62,10 @@ static cl::list<std::string>
 static cl::opt<std::string>
     paramsFile("params",
                cl::desc("Load parameters from a safetensors file (names are "
-                        "the fluid.param symbols, as in PyTorch state dicts)"),
+                        "the fluid.param symbols, as in PyTorch state dicts): "
+                        "every model parameter, and the optimizer state it "
+                        "holds; for a program fluid-import-onnx wrote, the "
+                        "file it wrote beside it"),
                cl::value_desc("FILE.safetensors"), cl::cat(runCategory));
 static cl::opt<uint64_t>
     seed("seed",
@@ -264,7 +270,7 @@ int main(int argc, char **argv) {
       argc, argv,
       "fluid-run: run a function of a fluid program on the cpu reference "
       "backend\n");
-  if (failed(fluid::checkRepeatedOptions("fluid-run")))
+  if (failed(mlir::fluid::checkRepeatedOptions("fluid-run")))
     return EXIT_FAILURE;
 
   MLIRContext context;
@@ -284,6 +290,17 @@ int main(int argc, char **argv) {
   llvm::Expected<ParamStore> params = ParamStore::initialize(*module, seed);
   if (!params)
     return fail(llvm::toString(params.takeError()));
+  if (paramsFile.empty()) {
+    int64_t trainable = 0;
+    int64_t placeholders = countPlaceholders(
+        *module, [](ParamOp) { return false; }, trainable);
+    if (placeholders > 0)
+      llvm::errs() << "fluid-run: warning: "
+                   << ::fluid::rt::driver::placeholderWarning(
+                          placeholders, trainable, getParamsFile(*module).str(),
+                          "--params")
+                   << "\n";
+  }
   if (!paramsFile.empty()) {
     SmallVector<std::string> ignored;
     if (llvm::Error error = params->load(paramsFile, ignored))

@@ -1,14 +1,16 @@
 //===- fluid-train.cpp - Train a fluid program on the cpu backend ---------===//
 //
 //   fluid-train TRAIN.mlir --data fashion-mnist|synthetic|IMAGES,LABELS
-//               [--epochs N | --steps N] [--load CKPT] [--save CKPT] ...
+//               [--epochs N | --steps N] [--load CKPT | --init-from FILE]
+//               [--save CKPT] ...
 //
 // Runs a training step (the output of --fluid-build-training, or a forward
 // program built here with --build-training) in a loop over a dataset,
 // shuffled each epoch, printing progress; evaluates test accuracy with the
 // program's @predict function after each epoch; saves and resumes from
-// safetensors checkpoints. Position in the data is derived from the
-// program's step counter, so a resumed run continues exactly where the
+// safetensors checkpoints, or starts from given parameter values
+// (--init-from, driver/InitFrom.h). Position in the data is derived from
+// the program's step counter, so a resumed run continues exactly where the
 // saved one stopped.
 //
 //===----------------------------------------------------------------------===//
@@ -17,9 +19,11 @@
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 #include "fluid/Interpreter/Interpreter.h"
 #include "fluid/Passes/Passes.h"
+#include "fluid/Support/ParamsFile.h"
 #include "fluid/Support/ProgramLoader.h"
 #include "fluid/runtime/Data.h"
 
+#include "driver/InitFrom.h"
 #include "driver/TrainingRules.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -57,9 +61,13 @@ static cl::opt<std::string> testDataSpec(
     cl::desc("Evaluation data, same forms as --data (default: the test split "
              "of fashion-mnist, or synthetic data)"),
     cl::cat(trainCategory));
-static cl::opt<std::string>
-    loadPath("load", cl::desc("Resume from a safetensors checkpoint"),
-             cl::value_desc("FILE"), cl::cat(trainCategory));
+static cl::opt<std::string> loadPath("load", cl::desc(rules::kLoadHelp),
+                                     cl::value_desc("FILE"),
+                                     cl::cat(trainCategory));
+static cl::opt<std::string> initFromPath("init-from",
+                                         cl::desc(rules::kInitFromHelp),
+                                         cl::value_desc("FILE"),
+                                         cl::cat(trainCategory));
 static cl::opt<std::string>
     savePath("save",
              cl::desc("Write a checkpoint after every epoch and at the end"),
@@ -166,6 +174,8 @@ std::string parseSettings(Settings &settings) {
                                repeated->getNumOccurrences());
   if (stepsOption.given() && epochsOption.given())
     return rules::stepsAndEpochs();
+  if (initFromPath.getNumOccurrences() && loadPath.getNumOccurrences())
+    return rules::initFromAndLoad();
 
   std::vector<std::pair<unsigned, std::function<std::string()>>> values;
   auto count = [&values](const CountOption &option, int64_t &value) {
@@ -245,6 +255,74 @@ DatasetInfo describeDataset(const fluid_dataset *dataset) {
   DatasetInfo info;
   fluid_dataset_info(dataset, &info.count, info.shape, &info.classes);
   return info;
+}
+
+/// --init-from: the model's parameters from `path`, the optimizer state
+/// left as initialized; `loaded` tells, per parameter of `params` in its
+/// order, which the file set.
+llvm::Error initFrom(ModuleOp module, ParamStore &params, StringRef path,
+                     std::vector<bool> &loaded) {
+  std::vector<rules::InitFromParam> wanted;
+  for (const std::string &name : params.names()) {
+    rules::InitFromParam param;
+    param.name = name;
+    param.type = params.lookup(name).descriptor();
+    auto op = module.lookupSymbol<ParamOp>(name);
+    param.optimizerState = op && op->hasAttr(kOptimizerStateAttrName);
+    wanted.push_back(param);
+  }
+  // Read into fresh storage: a failed load changes nothing.
+  std::vector<HostTensor> values(wanted.size());
+  std::string allocationProblem;
+  rules::InitFromResult result;
+  std::string problem = rules::initFrom(
+      path.str(), wanted,
+      [&](size_t i) -> void * {
+        const fluid_tensor &type = wanted[i].type;
+        llvm::Expected<HostTensor> fresh =
+            HostTensor::allocate(static_cast<fluid_dtype>(type.dtype),
+                                 ArrayRef<int64_t>(type.shape, type.rank),
+                                 "parameter @" + wanted[i].name);
+        if (!fresh) {
+          std::string why = llvm::toString(fresh.takeError());
+          if (allocationProblem.empty())
+            allocationProblem = why;
+          return nullptr;
+        }
+        values[i] = *fresh;
+        return values[i].descriptor().data;
+      },
+      result);
+  if (!allocationProblem.empty())
+    problem = allocationProblem;
+  if (!problem.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), problem);
+  for (size_t i = 0; i < wanted.size(); ++i)
+    if (result.loaded[i])
+      params.set(wanted[i].name, values[i]);
+  loaded = result.loaded;
+  llvm::outs() << "fluid-train: " << rules::initFromSummary(path.str(), result)
+               << "\n";
+  return llvm::Error::success();
+}
+
+/// Warns when trainable parameters of a program fluid-import-onnx wrote are
+/// still its zero placeholders (`loaded` as initFrom sets it).
+void warnAboutPlaceholders(ModuleOp module, const ParamStore &params,
+                           const std::vector<bool> &loaded) {
+  llvm::StringMap<bool> given;
+  for (auto [i, name] : llvm::enumerate(params.names()))
+    given[name] = i < loaded.size() && loaded[i];
+  int64_t trainable = 0;
+  int64_t placeholders = countPlaceholders(
+      module, [&](ParamOp param) { return given.lookup(param.getSymName()); },
+      trainable);
+  if (placeholders > 0)
+    llvm::errs() << "fluid-train: warning: "
+                 << rules::placeholderWarning(placeholders, trainable,
+                                              getParamsFile(module).str(),
+                                              "--init-from")
+                 << "\n";
 }
 
 /// The image and label arguments of a function, found by fluid.name.
@@ -453,6 +531,14 @@ int main(int argc, char **argv) {
       ParamStore::initialize(*module, settings.seed);
   if (!params)
     return fail(llvm::toString(params.takeError()));
+  std::vector<bool> initialized;
+  if (!initFromPath.empty())
+    if (llvm::Error error =
+            initFrom(*module, *params, initFromPath, initialized))
+      return fail(llvm::toString(std::move(error)));
+  // --load sets every model parameter.
+  if (loadPath.empty())
+    warnAboutPlaceholders(*module, *params, initialized);
   if (!loadPath.empty()) {
     SmallVector<std::string> ignored;
     if (llvm::Error error = params->load(loadPath, ignored))

@@ -21,7 +21,9 @@
 // temporary of each step, from fluid_<backend>_allocate and released after
 // its last use, rather than a buffer), unwritten-rate (the learning-rate
 // result's buffer is never written, so the driver's fill shows in the log),
-// workspace-limit (a cuDNN workspace limit of 1 MiB).
+// workspace-limit (a cuDNN workspace limit of 1 MiB); and imported (as
+// fluid-import-onnx makes programs: zero placeholders for the weights, whose
+// values are in softmax.safetensors).
 //
 //===----------------------------------------------------------------------===//
 
@@ -319,6 +321,7 @@ const fluid_program_info kProgram = {
     /*classes=*/kClasses,
     /*workspace_limit_bytes=*/-1,
     /*tf32=*/1,
+    /*params_file=*/nullptr,
 };
 
 } // namespace
@@ -347,6 +350,12 @@ int main(int argc, char **argv) {
     program.workspace_limit_bytes = int64_t(1) << 20;
   } else if (name == "fp32") {
     program.tf32 = 0;
+  } else if (name == "imported") {
+    static fluid_program_param params[kNumParams];
+    std::copy_n(kParams, kNumParams, params);
+    params[kWeight].init = initSpec(FLUID_INIT_ZEROS, 0);
+    program.params = params;
+    program.params_file = "softmax.safetensors";
   } else if (name == "bad-storage-order") {
     static fluid_program_param params[kNumParams];
     std::copy_n(kParams, kNumParams, params);

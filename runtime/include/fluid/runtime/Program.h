@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /// Bumped whenever a struct below changes; the driver refuses other values.
-#define FLUID_PROGRAM_ABI_VERSION 4
+#define FLUID_PROGRAM_ABI_VERSION 5
 
 /// Where a program's kernels run. The numeric values are part of the ABI.
 typedef enum fluid_backend {
@@ -136,6 +136,12 @@ typedef struct fluid_program_info {
      tf32, the default); 0: full f32 math unless it runs with --tf32
      (--precision fp32). (ABI version 3.) */
   int32_t tf32;
+  /* NULL, or the program was imported by fluid-import-onnx, which declared
+     its parameters with all-zero placeholder initializers and wrote their
+     values to this safetensors file (the path as the importer was given
+     it): the driver warns when trainable placeholders are trained without
+     --init-from or --load. (ABI version 5.) */
+  const char *params_file;
 } fluid_program_info;
 
 /// Runs the training executable's command line (--help lists it) on
