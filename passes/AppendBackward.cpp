@@ -576,6 +576,19 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
                                  scalar(loc, sqrt.getOutput().getType(), 2)));
         return success();
       })
+      .Case([&](ErfOp erf) {
+        // d erf(x) = 2 / sqrt(pi) * exp(-x^2), in PyTorch's order.
+        Value x = erf.getInput();
+        auto type = cast<RankedTensorType>(x.getType());
+        Value square = MulOp::create(builder, loc, x, x);
+        Value density =
+            ExpOp::create(builder, loc, NegOp::create(builder, loc, square));
+        Value slope = MulOp::create(
+            builder, loc, scalar(loc, type, 2 / std::sqrt(M_PI)), density);
+        accumulate(x,
+                   MulOp::create(builder, loc, slope, gradOf(erf.getOutput())));
+        return success();
+      })
       .Case([&](BatchNormApplyOp apply) {
         return apply.emitOpError()
                << "has no gradient rule: it recomputes a batch norm's output "

@@ -341,6 +341,10 @@ FailureOr<Value> KernelBuilder::compute(ImplicitLocOpBuilder &b, Operation *op,
           .Case([&](LogOp) -> Value { return math::LogOp::create(b, a[0]); })
           .Case([&](CosOp) -> Value { return math::CosOp::create(b, a[0]); })
           .Case([&](SqrtOp) -> Value { return math::SqrtOp::create(b, a[0]); })
+          // erff/erf of libdevice (__nv_erff), linked by
+          // --fluid-lower-gpu-kernels; the emitter rejects PTX that still
+          // declares a libdevice function.
+          .Case([&](ErfOp) -> Value { return math::ErfOp::create(b, a[0]); })
           .Case(
               [&](FloorOp) -> Value { return math::FloorOp::create(b, a[0]); })
           .Case([&](AddOp) { return add(a[0], a[1]); })

@@ -436,6 +436,10 @@ LogicalResult FunctionRun::execute(Operation *op) {
             else
               return fluid_cpu_floor(&x, o);
           })
+          .Case([&](ErfOp u) {
+            fluid_tensor x = in(u.getInput());
+            return fluid_cpu_erf(&x, o);
+          })
           .Case<PowOp, MinimumOp, MaximumOp, GreaterEqualOp>([&](auto b) {
             fluid_tensor l = in(b.getLhs()), r = in(b.getRhs());
             using OpT = decltype(b);

@@ -718,8 +718,8 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
       })
       // Ops whose kernels take tensors only.
       .Case<LinearOp, ReluOp, SigmoidOp, TanhOp, AddOp, SubOp, MulOp, DivOp,
-            GlobalAvgPoolOp, NegOp, ExpOp, LogOp, CosOp, SqrtOp, FloorOp, PowOp,
-            MinimumOp, MaximumOp, GreaterEqualOp, SelectOp, CastOp,
+            GlobalAvgPoolOp, NegOp, ExpOp, LogOp, CosOp, SqrtOp, FloorOp, ErfOp,
+            PowOp, MinimumOp, MaximumOp, GreaterEqualOp, SelectOp, CastOp,
             BroadcastToOp, SumToOp, BatchNormGradOp, BatchNormApplyOp,
             ReluGradOp, SigmoidGradOp, TanhGradOp, ReshapeOp, FlattenOp,
             UnscaleGradsOp>([](Operation *) {})

@@ -296,6 +296,7 @@ FailureOr<std::string> cpuExpression(Operation *op, ArrayRef<std::string> a,
           .Case([&](LogOp) { return "std::log(" + a[0] + ")"; })
           .Case([&](CosOp) { return "std::cos(" + a[0] + ")"; })
           .Case([&](SqrtOp) { return "std::sqrt(" + a[0] + ")"; })
+          .Case([&](ErfOp) { return "std::erf(" + a[0] + ")"; })
           .Case([&](FloorOp) { return "std::floor(" + a[0] + ")"; })
           .Case([&](AddOp) { return a[0] + " + " + a[1]; })
           .Case([&](SubOp) { return a[0] + " - " + a[1]; })

@@ -1,10 +1,10 @@
 //===- Math.cpp - Elementwise math, select and cast on the cpu ------------===//
 //
 // The arithmetic learning-rate schedules are written in (exp, cos, pow,
-// floor, minimum, comparisons, select, casts of the step counter), with
-// PyTorch's NaN behaviour. Every kernel but cast goes through mapBroadcast,
-// which writes each output element after reading its operands, so an output
-// may be the buffer of an input of its shape.
+// floor, minimum, comparisons, select, casts of the step counter) and erf
+// (GELU), with PyTorch's NaN behaviour. Every kernel but cast goes through
+// mapBroadcast, which writes each output element after reading its operands, so
+// an output may be the buffer of an input of its shape.
 //
 //===----------------------------------------------------------------------===//
 
@@ -173,6 +173,14 @@ extern "C" fluid_status fluid_cpu_floor(const fluid_tensor *input,
     return *status;
   return unaryEntry("fluid_cpu_floor", input, output,
                     [](auto x) { return std::floor(x); });
+}
+
+extern "C" fluid_status fluid_cpu_erf(const fluid_tensor *input,
+                                      fluid_tensor *output) {
+  if (auto status = throughF32("fluid_cpu_erf", fluid_cpu_erf, input, output))
+    return *status;
+  return unaryEntry("fluid_cpu_erf", input, output,
+                    [](auto x) { return std::erf(x); });
 }
 
 extern "C" fluid_status fluid_cpu_pow(const fluid_tensor *lhs,

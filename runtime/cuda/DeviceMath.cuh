@@ -26,6 +26,8 @@ __device__ inline float sqrt(float x) { return ::sqrtf(x); }
 __device__ inline double sqrt(double x) { return ::sqrt(x); }
 __device__ inline float floor(float x) { return ::floorf(x); }
 __device__ inline double floor(double x) { return ::floor(x); }
+__device__ inline float erf(float x) { return ::erff(x); }
+__device__ inline double erf(double x) { return ::erf(x); }
 __device__ inline float tanh(float x) { return ::tanhf(x); }
 __device__ inline double tanh(double x) { return ::tanh(x); }
 __device__ inline float pow(float x, float y) { return ::powf(x, y); }

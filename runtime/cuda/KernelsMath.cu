@@ -65,6 +65,11 @@ struct Floor {
     return math::floor(x);
   }
 };
+struct Erf {
+  template <typename T> __device__ T operator()(T x) const {
+    return math::erf(x);
+  }
+};
 struct Pow {
   template <typename T> __device__ T operator()(T a, T b) const {
     return math::pow(a, b);
@@ -332,6 +337,12 @@ extern "C" fluid_status fluid_cuda_floor(fluid_cuda_context *context,
                                          const fluid_tensor *input,
                                          fluid_tensor *output) {
   return unary("fluid_cuda_floor", context, input, output, Floor{});
+}
+
+extern "C" fluid_status fluid_cuda_erf(fluid_cuda_context *context,
+                                       const fluid_tensor *input,
+                                       fluid_tensor *output) {
+  return unary("fluid_cuda_erf", context, input, output, Erf{});
 }
 
 extern "C" fluid_status fluid_cuda_pow(fluid_cuda_context *context,

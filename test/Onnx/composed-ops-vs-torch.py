@@ -7,6 +7,15 @@
 # (a Pad that ceil_mode keeps apart from the pool), ReLU6 and
 # hardtanh(0.25, 2) (Clip), and sum, mean and amax over the image (ReduceSum,
 # ReduceMean, ReduceMax). (HardSigmoid and HardSwish are mobilenet_v3's.)
+# A second model has the transformer's operators, each in a form that the
+# torchvision models (torchvision-transformers.py) do not export: a layer
+# scale (Mul by a [C, 1, 1] parameter), a token's expand(n, -1, -1)
+# (Equal, Where, Expand) and Concat, nn.LayerNorm over the last dimension
+# and over the last two (ReduceMean, Sub, Pow, Sqrt, Div at opset 13;
+# LayerNormalization at 17), GELU (Erf), 4-D MatMul with broadcasting batch
+# dimensions ([B, 1, S, D] x [B, H, D, S]) and by a matrix, Softmax,
+# sqrt(x * x + 1) + x ** 3 (Pow by 2 and by 3), torch.where with a
+# constant BOOL mask, and x[:, 0] (Gather).
 # @forward in float32 against the model to 1e-5 of the largest |output|,
 # and one step of SGD with momentum in float64 (the gradients of the
 # compositions) to 1e-8 relative + 1e-8 absolute, as torchvision-cnns.py
@@ -30,6 +39,32 @@ import onnx_training  # noqa: E402
 from onnx_training import run  # noqa: E402
 
 work = sys.argv[1]
+
+
+class Blocks(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 4, stride=4)
+        self.scale = torch.nn.Parameter(torch.rand(8, 1, 1) + 0.5)
+        self.token = torch.nn.Parameter(torch.randn(1, 1, 8))
+        self.ln = torch.nn.LayerNorm(8)
+        self.ln2 = torch.nn.LayerNorm([17, 8], eps=1e-3)
+        self.proj = torch.nn.Parameter(torch.randn(4, 4) / 2)
+        self.fc = torch.nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = self.conv(x) * self.scale
+        t = x.flatten(2).transpose(1, 2)
+        t = torch.cat([self.token.expand(t.shape[0], -1, -1), t], dim=1)
+        t = F.gelu(self.ln(t))
+        h = t.reshape(t.shape[0], 17, 2, 4).permute(0, 2, 1, 3)
+        a = torch.softmax(h[:, :1] @ h.transpose(-1, -2) / 2, dim=-1)
+        h = (a @ h) @ self.proj
+        t = h.permute(0, 2, 1, 3).reshape(t.shape[0], 17, 8)
+        t = torch.sqrt(t * t + 1) + t ** 3
+        first = torch.arange(17).unsqueeze(1) == 0
+        t = self.ln2(torch.where(first, t, 0.5 * t))
+        return self.fc(t[:, 0])
 
 
 class Net(torch.nn.Module):
@@ -57,12 +92,19 @@ with torch.no_grad():
     net.bn.running_mean.uniform_(-0.2, 0.2)
     net.bn.running_var.uniform_(0.5, 2)
 net.eval()
+blocks = Blocks()
+with torch.no_grad():
+    for ln in (blocks.ln, blocks.ln2):
+        ln.weight.uniform_(0.5, 1.5)
+        ln.bias.uniform_(-0.5, 0.5)
+blocks.eval()
 images = torch.randn(2, 3, 16, 16) * 3
 labels = torch.tensor([1, 4])
 
 problems = []
-for opset in (13, 17):
-    folder = os.path.join(work, str(opset))
+for opset, net in ((13, net), (17, net), (13, blocks), (17, blocks)):
+    which = "blocks " if net is blocks else ""
+    folder = os.path.join(work, f"{which.strip()}{opset}")
     os.makedirs(folder, exist_ok=True)
     path = lambda file: os.path.join(folder, file)  # noqa: E731
     np.save(path("labels.npy"), labels.numpy())
@@ -82,8 +124,13 @@ for opset in (13, 17):
     run("fluid-import-onnx", path("forward.onnx"), "--batch", "2", "-o",
         path("forward.mlir"))
     program = open(path("forward.mlir")).read()
-    if not re.search(r"fluid\.conv2d %arg0, .* \{padding = array<i64: 0, 1, "
-                     r"1, 2>\}", program):
+    if net is blocks and not all(f"fluid.{op} " in program for op in
+                                 ("erf", "broadcast_to", "select", "pow")):
+        problems.append(f"{which}opset {opset}: no fluid.erf, broadcast_to, "
+                        "select or pow")
+    if net is not blocks and not re.search(
+            r"fluid\.conv2d %arg0, .* \{padding = array<i64: 0, 1, 1, 2>\}",
+            program):
         problems.append(f"opset {opset}: the zeros before the convolution "
                         "are not its padding")
     run("fluid-run", path("forward.mlir"), "--params",
@@ -94,7 +141,7 @@ for opset in (13, 17):
     ours = np.load(path("forward/output0.npy"))
     error = np.abs(ours - expected).max() / np.abs(expected).max()
     if ours.shape != expected.shape or error > 1e-5:
-        problems.append(f"opset {opset}: output {ours.shape}, error "
+        problems.append(f"{which}opset {opset}: output {ours.shape}, error "
                         f"{error:.3g} of the largest")
 
     np.save(path("images.npy"), images.double().numpy())
@@ -105,9 +152,10 @@ for opset in (13, 17):
         copy.deepcopy(net).double(), path,
         {"images": (path("images.npy"), images.double())}, labels, 1, 0.1,
         0.9, found, rtol=1e-8, atol=1e-8)
-    problems += [f"opset {opset}: {p}" for p in found]
-    print(f"opset {opset}: output error {error:.2g} of the largest; loss "
-          f"{losses} vs {torch_losses}; {compared} tensors after the step")
+    problems += [f"{which}opset {opset}: {p}" for p in found]
+    print(f"{which}opset {opset}: output error {error:.2g} of the largest; "
+          f"loss {losses} vs {torch_losses}; {compared} tensors after the "
+          "step")
 
 if problems:
     print("FAIL composed operators: " + "; ".join(problems[:8]))

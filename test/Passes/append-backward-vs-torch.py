@@ -119,7 +119,7 @@ cases.append(("multiple uses", {"a": (3, 4)},
 for op, fn, pre in [("relu", F.relu, None), ("sigmoid", torch.sigmoid, None),
                     ("tanh", torch.tanh, None), ("neg", torch.neg, None),
                     ("exp", torch.exp, None), ("log", torch.log, "exp"),
-                    ("sqrt", torch.sqrt, "exp")]:
+                    ("sqrt", torch.sqrt, "exp"), ("erf", torch.erf, None)]:
     s = (2, 5)
     if pre:
         body = (f"  %p = fluid.{pre} %a : {ty(s)}\n  %y = fluid.{op} %p : {ty(s)}\n"

@@ -1,6 +1,6 @@
 # RUN: %python %s %fluid_runtime_lib
 """The math kernels of CpuOptimizerKernels.h (neg, exp, log, cos, sqrt,
-floor, pow, minimum, maximum, greater_equal, select, cast) against PyTorch
+floor, erf, pow, minimum, maximum, greater_equal, select, cast) against PyTorch
 on random inputs, special values (NaN, infinities, zeros), NumPy
 broadcasting and rank-0 operands."""
 
@@ -19,7 +19,8 @@ optimizer = importlib.import_module("cpu-optimizer")
 elementwise = importlib.import_module("cpu-elementwise")
 
 UNARY = {"neg": torch.neg, "exp": torch.exp, "log": torch.log,
-         "cos": torch.cos, "sqrt": torch.sqrt, "floor": torch.floor}
+         "cos": torch.cos, "sqrt": torch.sqrt, "floor": torch.floor,
+         "erf": torch.erf}
 BINARY = {"pow": torch.pow, "minimum": torch.minimum,
           "maximum": torch.maximum,
           "greater_equal": lambda a, b: torch.ge(a, b).to(a.dtype)}

@@ -62,7 +62,7 @@ SIGNATURES = {
     "fluid_cpu_select": [TENSOR] * 4,
     "fluid_cpu_cast": api.UNARY,
 }
-for _name in ["neg", "exp", "log", "cos", "sqrt", "floor"]:
+for _name in ["neg", "exp", "log", "cos", "sqrt", "floor", "erf"]:
     SIGNATURES[f"fluid_cpu_{_name}"] = api.UNARY
 for _name in ["pow", "minimum", "maximum", "greater_equal"]:
     SIGNATURES[f"fluid_cpu_{_name}"] = api.BINARY

@@ -1,9 +1,17 @@
 //===- ElementwiseOps.cpp - Arithmetic, activations, casts, softmax -------===//
 //
-// Add, Sub, Mul and Div with NumPy broadcasting; Relu, Sigmoid, Tanh, Exp
-// and Log; Clip, HardSigmoid and HardSwish; Cast; Softmax and LogSoftmax.
-// Integer arithmetic and casts on values known at import time are folded:
-// they compute shapes, which fluid programs need statically.
+// Add, Sub, Mul, Div and Pow with NumPy broadcasting; Relu, Sigmoid, Tanh,
+// Exp, Log, Sqrt and Erf (with Div, Add and Mul, torch's export of exact
+// GELU); Clip, HardSigmoid and HardSwish; Cast; Softmax and LogSoftmax;
+// Equal and Where. Integer arithmetic and casts on values known at import
+// time are folded: they compute shapes, which fluid programs need
+// statically. So are Equal, whose BOOL result fluid has no tensors for,
+// and Where on known values (torch's export of expand(n, -1, -1) computes
+// its shape with them); a Where with a known condition and run-time
+// values is a fluid.select with the condition as a 0/1 constant.
+//
+// Pow by a known 2 is x * x, bitwise what pow gives and what its gradient
+// 2 x dy is; any other exponent is a fluid.pow.
 //
 // Clip and the activations built on it are compositions of relu, add and
 // sub, which have gradients and fuse into one kernel with their
@@ -58,6 +66,22 @@ static int64_t broadcastIndex(int64_t index, ArrayRef<int64_t> resultShape,
     }
   }
   return source;
+}
+
+ConstTensor
+mlir::fluid::onnx_import::broadcastConstant(const ConstTensor &tensor,
+                                            ArrayRef<int64_t> shape) {
+  ConstTensor result;
+  result.type = tensor.type;
+  result.shape.assign(shape.begin(), shape.end());
+  size_t size = tensor.getElementSize();
+  result.bytes.resize(result.getNumElements() * size);
+  for (int64_t i = 0, e = result.getNumElements(); i < e; ++i)
+    std::memcpy(result.bytes.data() + i * size,
+                tensor.bytes.data() +
+                    broadcastIndex(i, shape, tensor.shape) * size,
+                size);
+  return result;
 }
 
 template <BinaryKind kind>
@@ -148,6 +172,200 @@ static LogicalResult importBinary(FunctionImporter &importer,
     break;
   }
   return failed(result) ? failure() : importer.define(0, *result);
+}
+
+static FailureOr<ConstTensor> castConstant(FunctionImporter &importer,
+                                           const ConstTensor &tensor,
+                                           om::DataType type);
+
+static LogicalResult importPow(FunctionImporter &importer,
+                               const om::Node &node) {
+  // An integer base known at import time (shape arithmetic): folded, the
+  // power truncated to the base's type as ONNX defines it.
+  const ConstTensor *base = importer.constantInput(0),
+                    *power = importer.constantInput(1);
+  if (base && power && base->isInteger()) {
+    std::optional<SmallVector<int64_t>> shape =
+        broadcastShapes(base->shape, power->shape);
+    if (!shape || !getKnownElementCount(*shape))
+      return importer.error()
+             << "the operands " << formatShape(base->shape) << " and "
+             << formatShape(power->shape)
+             << " are not broadcast-compatible or too large to compute at "
+                "import time";
+    ConstTensor result = broadcastConstant(*base, *shape);
+    for (int64_t i = 0, e = result.getNumElements(); i < e; ++i) {
+      double value = std::trunc(
+          std::pow(result.getDouble(i),
+                   power->getDouble(broadcastIndex(i, *shape, power->shape))));
+      bool fits = result.type == om::DataType::Int32
+                      ? value >= -0x1p31 && value < 0x1p31
+                      : value >= -0x1p63 && value < 0x1p63;
+      if (!fits)
+        return importer.error()
+               << "integer overflow computing a power of " << result.getInt(i);
+      result.setInt(i, static_cast<int64_t>(value));
+    }
+    return importer.define(0, std::move(result));
+  }
+  FailureOr<Value> x = importer.floatInput(0);
+  FailureOr<om::DataType> baseType = importer.inputType(0);
+  if (failed(x) || failed(baseType))
+    return failure();
+  // ONNX lets the exponent have another type than the base; fluid.pow
+  // takes the base's, so a known exponent is converted.
+  Value exponent;
+  if (const ConstTensor *known = importer.constantInput(1)) {
+    // x * x has x's shape: a 2 of higher rank would broadcast it.
+    if (known->getNumElements() == 1 && known->getDouble(0) == 2.0 &&
+        known->shape.size() <= importer.getTensorType(*x).getShape().size()) {
+      FailureOr<MulOp> square = importer.create<MulOp>({*x, *x});
+      return failed(square) ? failure()
+                            : importer.define(0, square->getOutput());
+    }
+    FailureOr<ConstTensor> converted =
+        castConstant(importer, *known, *baseType);
+    if (failed(converted))
+      return failure();
+    FailureOr<Value> value = importer.constant(*converted);
+    if (failed(value))
+      return failure();
+    exponent = *value;
+  } else {
+    FailureOr<Value> y = importer.floatInput(1);
+    if (failed(y))
+      return failure();
+    if (importer.getTensorType(*y).getElementType() !=
+        importer.getTensorType(*x).getElementType())
+      return importer.error()
+             << "the exponent " << y->getType() << " differs in element type "
+             << "from the base " << x->getType()
+             << "; it is supported when it is known at import time";
+    exponent = *y;
+  }
+  FailureOr<PowOp> pow = importer.create<PowOp>({*x, exponent});
+  return failed(pow) ? failure() : importer.define(0, pow->getOutput());
+}
+
+static LogicalResult importEqual(FunctionImporter &importer,
+                                 const om::Node &node) {
+  FailureOr<om::DataType> lhsType = importer.inputType(0),
+                          rhsType = importer.inputType(1);
+  if (failed(lhsType) || failed(rhsType))
+    return failure();
+  if (*lhsType != *rhsType)
+    return importer.error() << "the operands have different element types ("
+                            << om::getDataTypeName(*lhsType) << " and "
+                            << om::getDataTypeName(*rhsType) << ")";
+  const ConstTensor *a = importer.constantInput(0),
+                    *b = importer.constantInput(1);
+  if (!a || !b)
+    return importer.error()
+           << "Equal is supported on values known at import time (shape "
+              "computations) only: its BOOL result on run-time tensors "
+              "would have no fluid type";
+  std::optional<SmallVector<int64_t>> shape =
+      broadcastShapes(a->shape, b->shape);
+  if (!shape)
+    return importer.error()
+           << "the operands " << formatShape(a->shape) << " and "
+           << formatShape(b->shape) << " are not broadcast-compatible";
+  if (!getKnownElementCount(*shape))
+    return importer.error()
+           << "the result " << formatShape(*shape)
+           << " of this comparison at import time has more than "
+           << kMaxKnownElements << " elements";
+  ConstTensor result;
+  result.type = om::DataType::Bool;
+  result.shape = *shape;
+  result.bytes.resize(result.getNumElements());
+  for (int64_t i = 0, e = result.getNumElements(); i < e; ++i) {
+    int64_t x = broadcastIndex(i, *shape, a->shape),
+            y = broadcastIndex(i, *shape, b->shape);
+    bool equal = a->isInteger() || a->type == om::DataType::Bool
+                     ? a->getInt(x) == b->getInt(y)
+                     : a->getDouble(x) == b->getDouble(y);
+    result.setInt(i, equal);
+  }
+  return importer.define(0, std::move(result));
+}
+
+static LogicalResult importWhere(FunctionImporter &importer,
+                                 const om::Node &node) {
+  FailureOr<om::DataType> conditionType = importer.inputType(0),
+                          lhsType = importer.inputType(1),
+                          rhsType = importer.inputType(2);
+  if (failed(conditionType) || failed(lhsType) || failed(rhsType))
+    return failure();
+  if (*conditionType != om::DataType::Bool)
+    return importer.error()
+           << "the condition (input #0 '" << node.inputs[0]
+           << "') must be BOOL, got " << om::getDataTypeName(*conditionType);
+  if (*lhsType != *rhsType)
+    return importer.error() << "X and Y have different element types ("
+                            << om::getDataTypeName(*lhsType) << " and "
+                            << om::getDataTypeName(*rhsType) << ")";
+  const ConstTensor *condition = importer.constantInput(0);
+  if (!condition)
+    return importer.error()
+           << "the condition (input #0 '" << node.inputs[0]
+           << "') must be known at import time: fluid has no BOOL tensors";
+  FailureOr<SmallVector<int64_t>> lhsShape = importer.inputShape(1),
+                                  rhsShape = importer.inputShape(2);
+  if (failed(lhsShape) || failed(rhsShape))
+    return failure();
+  std::optional<SmallVector<int64_t>> shape =
+      broadcastShapes(condition->shape, *lhsShape);
+  if (shape)
+    shape = broadcastShapes(*shape, *rhsShape);
+  if (!shape)
+    return importer.error()
+           << "the condition " << formatShape(condition->shape) << ", X "
+           << formatShape(*lhsShape) << " and Y " << formatShape(*rhsShape)
+           << " are not broadcast-compatible";
+
+  // Known values (shapes) are selected here.
+  const ConstTensor *a = importer.constantInput(1),
+                    *b = importer.constantInput(2);
+  if (a && b) {
+    if (!getKnownElementCount(*shape))
+      return importer.error()
+             << "the result " << formatShape(*shape)
+             << " of this selection at import time has more than "
+             << kMaxKnownElements << " elements";
+    ConstTensor result = broadcastConstant(*a, *shape);
+    ConstTensor other = broadcastConstant(*b, *shape);
+    size_t size = result.getElementSize();
+    for (int64_t i = 0, e = result.getNumElements(); i < e; ++i)
+      if (!condition->getInt(broadcastIndex(i, *shape, condition->shape)))
+        std::memcpy(result.bytes.data() + i * size,
+                    other.bytes.data() + i * size, size);
+    return importer.define(0, std::move(result));
+  }
+
+  FailureOr<Value> lhs = importer.floatInput(1), rhs = importer.floatInput(2);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  // The condition as 1.0 and 0.0 of the values' type.
+  ConstTensor mask;
+  mask.type = *lhsType;
+  mask.shape = condition->shape;
+  mask.bytes.resize(condition->getNumElements() * mask.getElementSize());
+  for (int64_t i = 0, e = condition->getNumElements(); i < e; ++i) {
+    double one = condition->getInt(i) ? 1.0 : 0.0;
+    if (mask.type == om::DataType::Float) {
+      float narrow = static_cast<float>(one);
+      std::memcpy(mask.bytes.data() + i * 4, &narrow, 4);
+    } else {
+      std::memcpy(mask.bytes.data() + i * 8, &one, 8);
+    }
+  }
+  FailureOr<Value> maskValue = importer.constant(mask);
+  if (failed(maskValue))
+    return failure();
+  FailureOr<SelectOp> select =
+      importer.create<SelectOp>({*maskValue, *lhs, *rhs});
+  return failed(select) ? failure() : importer.define(0, select->getOutput());
 }
 
 /// `x` clipped to [lo, hi]; an absent or infinite bound does not clip.
@@ -374,16 +592,21 @@ std::vector<OperatorInfo> mlir::fluid::onnx_import::getElementwiseOperators() {
       {"Cast", &importCast, {1, 6, 9, 13}, {"to"}, 1, 1},
       {"Clip", &importClip, {1, 6, 11, 12, 13}, {}, 3, 1},
       {"Div", &importBinary<BinaryKind::Div>, {1, 6, 7, 13, 14}, {}, 2, 1},
+      {"Equal", &importEqual, {1, 7, 11, 13}, {}, 2, 1},
+      {"Erf", &importUnary<ErfOp>, {9, 13}, {}, 1, 1},
       {"Exp", &importUnary<ExpOp>, {1, 6, 13}, {}, 1, 1},
       {"HardSigmoid", &importHardSigmoid, {1, 6}, {"alpha", "beta"}, 1, 1},
       {"HardSwish", &importHardSwish, {14}, {}, 1, 1},
       {"Log", &importUnary<LogOp>, {1, 6, 13}, {}, 1, 1},
       {"LogSoftmax", &importSoftmax<LogSoftmaxOp>, {1, 11, 13}, {"axis"}, 1, 1},
       {"Mul", &importBinary<BinaryKind::Mul>, {1, 6, 7, 13, 14}, {}, 2, 1},
+      {"Pow", &importPow, {1, 7, 12, 13, 15}, {}, 2, 1},
       {"Relu", &importUnary<ReluOp>, {1, 6, 13, 14}, {}, 1, 1},
       {"Sigmoid", &importUnary<SigmoidOp>, {1, 6, 13}, {}, 1, 1},
       {"Softmax", &importSoftmax<SoftmaxOp>, {1, 11, 13}, {"axis"}, 1, 1},
+      {"Sqrt", &importUnary<SqrtOp>, {1, 6, 13}, {}, 1, 1},
       {"Sub", &importBinary<BinaryKind::Sub>, {1, 6, 7, 13, 14}, {}, 2, 1},
       {"Tanh", &importUnary<TanhOp>, {1, 6, 13}, {}, 1, 1},
+      {"Where", &importWhere, {9, 16}, {}, 3, 1},
   };
 }

@@ -1,9 +1,17 @@
-//===- NormalizationOps.cpp - BatchNormalization --------------------------===//
+//===- NormalizationOps.cpp - BatchNormalization, LayerNormalization -----===//
 //
 // Batch normalization over inputs of rank 2 to 4. `@forward` normalizes
 // with the running statistics; `@loss` with the batch's, and writes the
 // updated running statistics back to their parameters, which are not
 // trainable.
+//
+// Layer normalization (opset 17) over the dimensions from `axis` on is
+// composed of fluid ops, as torch exports it at opset 13 (ReduceMean, Sub,
+// Pow, Sqrt, Div): (x - mean) / sqrt(mean((x - mean)^2) + epsilon) *
+// scale + bias, the mean and variance (biased) over those dimensions. It
+// has a gradient and its elementwise parts fuse. It computes in the
+// input's type, as PyTorch does (stash_type is accepted and not used). The
+// optional Mean and InvStdDev outputs are the composition's values.
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,6 +122,101 @@ static LogicalResult importBatchNorm(FunctionImporter &importer,
   return failed(result) ? failure() : importer.define(0, *result);
 }
 
+static LogicalResult importLayerNorm(FunctionImporter &importer,
+                                     const om::Node &node) {
+  FailureOr<int64_t> axisAttr = importer.intAttr("axis", -1);
+  FailureOr<double> epsilon = importer.floatAttr("epsilon", 1e-5);
+  FailureOr<int64_t> stashType = importer.intAttr("stash_type", 1);
+  if (failed(axisAttr) || failed(epsilon) || failed(stashType))
+    return failure();
+  FailureOr<Value> x = importer.floatInput(0);
+  FailureOr<Value> scale = importer.floatInput(1);
+  if (failed(x) || failed(scale))
+    return failure();
+  Value bias;
+  if (importer.hasInput(2)) {
+    FailureOr<Value> given = importer.floatInput(2);
+    if (failed(given))
+      return failure();
+    bias = *given;
+  }
+  RankedTensorType type = importer.getTensorType(*x);
+  int64_t rank = type.getRank();
+  if (rank == 0 || *axisAttr < -rank || *axisAttr >= rank)
+    return importer.attributeError("axis", Twine(*axisAttr))
+           << ": out of range for rank " << rank;
+  int64_t axis = *axisAttr < 0 ? *axisAttr + rank : *axisAttr;
+  ArrayRef<int64_t> normalized = type.getShape().drop_front(axis);
+  for (auto [what, value] : {std::pair<StringRef, Value>{"scale", *scale},
+                             std::pair<StringRef, Value>{"bias", bias}}) {
+    if (!value)
+      continue;
+    RankedTensorType operand = importer.getTensorType(value);
+    std::optional<SmallVector<int64_t>> shape =
+        broadcastShapes(normalized, operand.getShape());
+    if (operand.getElementType() != type.getElementType() || !shape ||
+        ArrayRef<int64_t>(*shape) != normalized)
+      return importer.error()
+             << "the " << what << " " << operand
+             << " does not broadcast to the normalized dimensions "
+             << formatShape(normalized) << " of " << type;
+  }
+
+  OpBuilder &builder = importer.getBuilder();
+  SmallVector<int64_t> axes;
+  for (int64_t d = axis; d < rank; ++d)
+    axes.push_back(d);
+  MeanOp::Properties properties;
+  properties.setAxes(builder.getDenseI64ArrayAttr(axes));
+  properties.setKeepDims(builder.getUnitAttr());
+  FailureOr<MeanOp> mean = importer.create<MeanOp>(*x, properties);
+  if (failed(mean))
+    return failure();
+  FailureOr<SubOp> centered = importer.create<SubOp>({*x, mean->getOutput()});
+  if (failed(centered))
+    return failure();
+  Value d = centered->getOutput();
+  FailureOr<MulOp> square = importer.create<MulOp>({d, d});
+  if (failed(square))
+    return failure();
+  FailureOr<MeanOp> variance =
+      importer.create<MeanOp>(square->getOutput(), properties);
+  if (failed(variance))
+    return failure();
+  FailureOr<AddOp> shifted = importer.create<AddOp>(
+      {variance->getOutput(),
+       importer.scalar(type.getElementType(), *epsilon)});
+  if (failed(shifted))
+    return failure();
+  Value deviation =
+      SqrtOp::create(builder, importer.getLoc(), shifted->getOutput())
+          .getOutput();
+  FailureOr<DivOp> unit = importer.create<DivOp>({d, deviation});
+  if (failed(unit))
+    return failure();
+  // The optional outputs: the mean and 1 / sqrt(variance + epsilon), of
+  // the input's shape with the normalized dimensions 1.
+  if (importer.hasOutput(2)) {
+    FailureOr<DivOp> inverse = importer.create<DivOp>(
+        {importer.scalar(type.getElementType(), 1.0), deviation});
+    if (failed(inverse) || failed(importer.define(2, inverse->getOutput())))
+      return failure();
+  }
+  if (failed(importer.define(1, mean->getOutput())))
+    return failure();
+  FailureOr<MulOp> scaled = importer.create<MulOp>({unit->getOutput(), *scale});
+  if (failed(scaled))
+    return failure();
+  Value result = scaled->getOutput();
+  if (bias) {
+    FailureOr<AddOp> shiftedResult = importer.create<AddOp>({result, bias});
+    if (failed(shiftedResult))
+      return failure();
+    result = shiftedResult->getOutput();
+  }
+  return importer.define(0, result);
+}
+
 std::vector<OperatorInfo>
 mlir::fluid::onnx_import::getNormalizationOperators() {
   return {
@@ -122,6 +225,12 @@ mlir::fluid::onnx_import::getNormalizationOperators() {
        {1, 6, 7, 9, 14, 15},
        {"epsilon", "momentum", "training_mode"},
        5,
+       3},
+      {"LayerNormalization",
+       &importLayerNorm,
+       {17},
+       {"axis", "epsilon", "stash_type"},
+       3,
        3},
   };
 }

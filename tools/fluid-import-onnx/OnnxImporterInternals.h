@@ -43,7 +43,8 @@ constexpr int64_t kMaxKnownElements = int64_t(1) << 24;
 //===----------------------------------------------------------------------===//
 
 /// A tensor whose elements are known while importing: an ONNX element type
-/// (FLOAT, DOUBLE, INT32 or INT64), a shape and little-endian bytes.
+/// (FLOAT, DOUBLE, INT32 or INT64, or BOOL, one byte of 0 or 1, which only
+/// Equal computes and Where reads), a shape and little-endian bytes.
 struct ConstTensor {
   om::DataType type = om::DataType::Undefined;
   SmallVector<int64_t> shape;
@@ -56,12 +57,16 @@ struct ConstTensor {
     return count;
   }
   size_t getElementSize() const {
+    if (type == om::DataType::Bool)
+      return 1;
     return type == om::DataType::Double || type == om::DataType::Int64 ? 8 : 4;
   }
   bool isInteger() const {
     return type == om::DataType::Int32 || type == om::DataType::Int64;
   }
   int64_t getInt(int64_t index) const {
+    if (type == om::DataType::Bool)
+      return bytes[index] != 0;
     if (type == om::DataType::Int32) {
       int32_t value;
       std::memcpy(&value, bytes.data() + index * 4, 4);
@@ -77,9 +82,9 @@ struct ConstTensor {
       values.push_back(getInt(i));
     return values;
   }
-  /// Element `index` of any of the four types, as a double.
+  /// Element `index` of any of the five types, as a double.
   double getDouble(int64_t index) const {
-    if (isInteger())
+    if (isInteger() || type == om::DataType::Bool)
       return static_cast<double>(getInt(index));
     if (type == om::DataType::Float) {
       float value;
@@ -91,7 +96,9 @@ struct ConstTensor {
     return value;
   }
   void setInt(int64_t index, int64_t value) {
-    if (type == om::DataType::Int32) {
+    if (type == om::DataType::Bool) {
+      bytes[index] = value != 0;
+    } else if (type == om::DataType::Int32) {
       int32_t narrow = static_cast<int32_t>(value);
       std::memcpy(bytes.data() + index * 4, &narrow, 4);
     } else {
@@ -179,6 +186,11 @@ std::optional<int64_t> getKnownElementCount(ArrayRef<int64_t> shape);
 /// The NumPy broadcast of two shapes, or nullopt.
 std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
                                                     ArrayRef<int64_t> b);
+
+/// `tensor` broadcast NumPy-style to `shape` (which it must broadcast to,
+/// with at most kMaxKnownElements elements).
+ConstTensor broadcastConstant(const ConstTensor &tensor,
+                              ArrayRef<int64_t> shape);
 
 //===----------------------------------------------------------------------===//
 // The program: checks, arguments, parameters
@@ -272,6 +284,9 @@ public:
   // Inputs and outputs of the current node.
   bool hasInput(unsigned index) const {
     return index < node->inputs.size() && !node->inputs[index].empty();
+  }
+  bool hasOutput(unsigned index) const {
+    return index < node->outputs.size() && !node->outputs[index].empty();
   }
   FailureOr<Entry *> lookup(unsigned index);
   FailureOr<Value> input(unsigned index);

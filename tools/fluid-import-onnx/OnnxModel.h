@@ -49,9 +49,10 @@ struct Tensor {
   DataType type = DataType::Undefined;
   std::vector<int64_t> dims;
   /// The elements, row-major and little-endian, when `hasData`: the reader
-  /// converts FLOAT, DOUBLE, INT32 and INT64 tensors (from raw_data, which
-  /// it moves rather than copies, or the typed fields). Other element types
-  /// are described but not converted.
+  /// converts FLOAT, DOUBLE, INT32 and INT64 tensors, and BOOL ones as a
+  /// byte of 0 or 1 each (from raw_data, which it moves rather than copies,
+  /// or the typed fields). Other element types are described but not
+  /// converted.
   std::string bytes;
   bool hasData = false;
 

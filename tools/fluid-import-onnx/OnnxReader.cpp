@@ -184,6 +184,9 @@ static void convertTensor(onnx::TensorProto &proto, Tensor &out,
   case DataType::Int64:
     elementSize = 8;
     break;
+  case DataType::Bool:
+    elementSize = 1;
+    break;
   default:
     // Described, not converted: the importer rejects these element types.
     return;
@@ -206,6 +209,10 @@ static void convertTensor(onnx::TensorProto &proto, Tensor &out,
       break;
     case DataType::Int32:
       copyValues<int32_t>(proto.int32_data(), count, out.bytes, what);
+      break;
+    case DataType::Bool:
+      // One byte each, as in raw_data; ONNX stores them in int32_data.
+      copyValues<uint8_t>(proto.int32_data(), count, out.bytes, what);
       break;
     default:
       copyValues<int64_t>(proto.int64_data(), count, out.bytes, what);

@@ -1,11 +1,12 @@
 //===- ShapeOps.cpp - Reshapes, shapes, slices, padding and transposes ----===//
 //
-// Flatten, Reshape, Unsqueeze, Identity, Shape, Concat, Gather, Slice, Pad
-// and Transpose. Shapes are static: the computations on them (Shape,
+// Flatten, Reshape, Unsqueeze, Identity, Shape, Concat, Gather, Slice, Pad,
+// Transpose and Expand. Shapes are static: the computations on them (Shape,
 // Gather, Slice, Unsqueeze, Concat of known values) are done here, at
 // import time, and a new shape for a run-time tensor is a fluid.reshape.
 // A Pad is a concatenation with constants, unless a convolution or an
 // average pool takes its zeros as padding of its own (ConvPoolOps.cpp).
+// An Expand of a run-time tensor is a fluid.broadcast_to.
 //
 //===----------------------------------------------------------------------===//
 
@@ -632,9 +633,64 @@ static LogicalResult importTranspose(FunctionImporter &importer,
                                 .getOutput());
 }
 
+static LogicalResult importExpand(FunctionImporter &importer,
+                                  const om::Node &node) {
+  FailureOr<SmallVector<int64_t>> shape = importer.inputShape(0);
+  FailureOr<SmallVector<int64_t>> given = importer.intsInput(1, "the shape");
+  if (failed(shape) || failed(given))
+    return failure();
+  for (int64_t dim : *given)
+    if (dim < 0)
+      return importer.error()
+             << "the shape " << formatShape(*given) << " has a negative "
+             << "dimension";
+  // ONNX broadcasts both ways: a 1 in the given shape keeps the input's
+  // dimension.
+  std::optional<SmallVector<int64_t>> result = broadcastShapes(*shape, *given);
+  if (!result)
+    return importer.error() << "cannot expand " << formatShape(*shape) << " to "
+                            << formatShape(*given)
+                            << ": the shapes are not broadcast-compatible";
+  if (*result == *shape) {
+    FailureOr<Entry *> entry = importer.lookup(0);
+    return failed(entry) ? failure() : importer.define(0, **entry);
+  }
+  if (const ConstTensor *known = importer.constantInput(0)) {
+    if (!getKnownElementCount(*result))
+      return importer.error()
+             << "the result " << formatShape(*result)
+             << " of this expansion at import time has more than "
+             << kMaxKnownElements << " elements";
+    return importer.define(0, broadcastConstant(*known, *result));
+  }
+  FailureOr<Value> x = importer.floatInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = importer.getTensorType(*x);
+  auto resultType = RankedTensorType::get(*result, type.getElementType());
+  if (!isFluidTensor(resultType))
+    return importer.error()
+           << "expanding " << type << " to " << formatShape(*result)
+           << " makes too large a tensor";
+  Value input = *x;
+  if (shape->size() < result->size()) {
+    SmallVector<int64_t> aligned(result->size() - shape->size(), 1);
+    aligned.append(shape->begin(), shape->end());
+    FailureOr<Value> lifted = importer.reshape(input, aligned);
+    if (failed(lifted))
+      return failure();
+    input = *lifted;
+  }
+  return importer.define(0, BroadcastToOp::create(importer.getBuilder(),
+                                                  importer.getLoc(), resultType,
+                                                  input)
+                                .getOutput());
+}
+
 std::vector<OperatorInfo> mlir::fluid::onnx_import::getShapeOperators() {
   return {
       {"Concat", &importConcat, {1, 4, 11, 13}, {"axis"}, kAnyNumber, 1},
+      {"Expand", &importExpand, {8, 13}, {}, 2, 1},
       {"Flatten", &importFlatten, {1, 9, 11, 13}, {"axis"}, 1, 1},
       {"Gather", &importGather, {1, 11, 13}, {"axis"}, 2, 1},
       {"Identity", &importIdentity, {1, 13, 14, 16}, {}, 1, 1},

@@ -373,3 +373,19 @@ func.func @f(%dy: tensor<1x5x6x3xf32>, %i: tensor<1x3x5x6xui8>) {
       : tensor<1x5x6x3xf32>, tensor<1x3x5x6xui8> -> tensor<1x10x11x3xf32>
   return
 }
+
+// -----
+
+func.func @f(%i: tensor<4xi64>) {
+  // expected-error @+1 {{'fluid.erf' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64}}
+  %0 = fluid.erf %i : tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'fluid.erf' op requires the same type for all operands and results}}
+  %0 = "fluid.erf"(%x) : (tensor<4xf32>) -> tensor<4xf64>
+  return
+}

@@ -17,8 +17,10 @@ func.func @math(%x: tensor<4xf32>, %s: tensor<f32>, %i: tensor<i64>) -> (tensor<
   %4 = fluid.sqrt %3 : tensor<4xf32>
   // CHECK: fluid.floor
   %5 = fluid.floor %4 : tensor<4xf32>
+  // CHECK: fluid.erf %{{.*}} : tensor<4xf32>
+  %e = fluid.erf %5 : tensor<4xf32>
   // CHECK: fluid.pow %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
-  %6 = fluid.pow %5, %s : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %6 = fluid.pow %e, %s : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
   // CHECK: fluid.minimum %{{.*}}, %{{.*}} : tensor<f32>, tensor<4xf32> -> tensor<4xf32>
   %7 = fluid.minimum %s, %6 : tensor<f32>, tensor<4xf32> -> tensor<4xf32>
   // CHECK: fluid.maximum

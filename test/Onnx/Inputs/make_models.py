@@ -275,6 +275,54 @@ save("cast",
       helper.make_node("Reshape", ["same", "wide"], ["y"], name="view")],
      [tensor("x", ["batch", 3])], [tensor("y", ["batch", 3], TensorProto.DOUBLE)])
 
+# LayerNormalization-17 over the last two dimensions, composed of mean,
+# sub, mul, add, sqrt, div; GELU as torch exports it (Div, Erf, Add, Mul);
+# Pow by 2 (x * x) and by 3 (fluid.pow).
+save("layernorm-gelu",
+     [helper.make_node("LayerNormalization", ["x", "ln.weight", "ln.bias"],
+                       ["n"], name="ln", axis=-2, epsilon=1e-6),
+      const_floats("sqrt2", 1.4142135381698608),
+      helper.make_node("Div", ["n", "sqrt2"], ["s"], name="div"),
+      helper.make_node("Erf", ["s"], ["e"], name="erf"),
+      const_floats("one", 1.0),
+      helper.make_node("Add", ["e", "one"], ["a"], name="add"),
+      helper.make_node("Mul", ["n", "a"], ["m"], name="mul"),
+      const_floats("two", 2.0),
+      helper.make_node("Pow", ["m", "two"], ["p"], name="square"),
+      const_floats("three", 3.0),
+      helper.make_node("Pow", ["p", "three"], ["y"], name="cube")],
+     [tensor("x", [2, 3, 4])], [tensor("y", [2, 3, 4])],
+     [weight("ln.weight", [3, 4], 1), weight("ln.bias", [4], 2)], opset=17)
+# torch's export of class_token.expand(n, -1, -1): Equal and Where on the
+# shape, folded, then an Expand of a parameter (broadcast_to); a Where that
+# picks between run-time values with a known condition (select).
+save("expand-where",
+     [helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+      const_ints("zero", [0]),
+      helper.make_node("Gather", ["shape", "zero"], ["batch"], name="batch",
+                       axis=0),
+      const_ints("minus_ones", [-1, -1]),
+      helper.make_node("Concat", ["batch", "minus_ones"], ["target"],
+                       name="target", axis=0),
+      helper.make_node("Equal", ["target", "minus_ones_full"], ["is_free"],
+                       name="equal"),
+      const_ints("ones", [1, 1, 1]),
+      helper.make_node("Where", ["is_free", "ones", "target"], ["sizes"],
+                       name="sizes"),
+      helper.make_node("Expand", ["token", "sizes"], ["tokens"],
+                       name="expand"),
+      helper.make_node("Concat", ["tokens", "x"], ["joined"], name="cat",
+                       axis=1),
+      const_ints("rows", [[0], [1], [2], [3]]), const_ints("two", 2),
+      helper.make_node("Equal", ["rows", "two"], ["third"], name="third"),
+      const_floats("zero_f", 0.0),
+      helper.make_node("Where", ["third", "zero_f", "joined"], ["y"],
+                       name="pick")],
+     [tensor("x", [2, 3, 4])], [tensor("y", [2, 4, 4])],
+     [weight("token", [1, 1, 4], 3),
+      numpy_helper.from_array(np.array([-1, -1, -1], np.int64),
+                              "minus_ones_full")])
+
 # Unsupported values of these operators (errors.test).
 save("pad-reflect",
      [const_ints("pads", [0, 1, 0, 1]),
@@ -303,6 +351,29 @@ save("reduce-keepdims",
      [helper.make_node("ReduceMean", ["x"], ["y"], name="mean", axes=[1],
                        keepdims=2)],
      [tensor("x", [2, 3])], [tensor("y", [2, 1])])
+
+save("where-float-condition",
+     [helper.make_node("Where", ["c", "x", "x"], ["y"], name="pick")],
+     [tensor("c", [2, 3]), tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("equal-runtime",
+     [helper.make_node("Equal", ["x", "x"], ["y"], name="same")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3], TensorProto.BOOL)])
+save("expand-incompatible",
+     [const_ints("shape", [4, 2]),
+      helper.make_node("Expand", ["x", "shape"], ["y"], name="widen")],
+     [tensor("x", [2, 3])], [tensor("y", [4, 3])])
+save("layernorm-scale",
+     [helper.make_node("LayerNormalization", ["x", "w"], ["y"], name="ln")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])], [weight("w", [2])],
+     opset=17)
+save("layernorm-axis",
+     [helper.make_node("LayerNormalization", ["x", "w"], ["y"], name="ln",
+                       axis=2)],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])], [weight("w", [3])],
+     opset=17)
+save("layernorm13",
+     [helper.make_node("LayerNormalization", ["x", "w"], ["y"], name="ln")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])], [weight("w", [3])])
 
 # --- graphs that are not well-formed ----------------------------------------
 # Each must be an error naming the node or graph element (errors.test).

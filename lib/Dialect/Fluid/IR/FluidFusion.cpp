@@ -30,9 +30,9 @@ bool mlir::fluid::isWideningStorageCast(Operation *op) {
 
 bool mlir::fluid::isLayoutAgnosticElementwise(Operation *op) {
   return isa<ReluOp, SigmoidOp, TanhOp, NegOp, ExpOp, LogOp, CosOp, SqrtOp,
-             FloorOp, AddOp, SubOp, MulOp, DivOp, PowOp, MinimumOp, MaximumOp,
-             GreaterEqualOp, SelectOp, CastOp, ReluGradOp, SigmoidGradOp,
-             TanhGradOp>(op) &&
+             FloorOp, ErfOp, AddOp, SubOp, MulOp, DivOp, PowOp, MinimumOp,
+             MaximumOp, GreaterEqualOp, SelectOp, CastOp, ReluGradOp,
+             SigmoidGradOp, TanhGradOp>(op) &&
          op->getNumResults() == 1;
 }
 
@@ -44,9 +44,9 @@ bool mlir::fluid::isFusibleElementwise(Operation *op) {
         isStorageFloat(cast.getType()))
       return true;
   if (!isa<ReluOp, SigmoidOp, TanhOp, NegOp, ExpOp, LogOp, CosOp, SqrtOp,
-           FloorOp, AddOp, SubOp, MulOp, DivOp, PowOp, MinimumOp, MaximumOp,
-           GreaterEqualOp, SelectOp, CastOp, BroadcastToOp, ReluGradOp,
-           SigmoidGradOp, TanhGradOp, BatchNormApplyOp>(op))
+           FloorOp, ErfOp, AddOp, SubOp, MulOp, DivOp, PowOp, MinimumOp,
+           MaximumOp, GreaterEqualOp, SelectOp, CastOp, BroadcastToOp,
+           ReluGradOp, SigmoidGradOp, TanhGradOp, BatchNormApplyOp>(op))
     return false;
   return llvm::all_of(op->getOperandTypes(), isGeneratedFloat) &&
          llvm::all_of(op->getResultTypes(), isGeneratedFloat);

@@ -183,6 +183,8 @@ fluid_status fluid_cpu_log(const fluid_tensor *input, fluid_tensor *output);
 fluid_status fluid_cpu_cos(const fluid_tensor *input, fluid_tensor *output);
 fluid_status fluid_cpu_sqrt(const fluid_tensor *input, fluid_tensor *output);
 fluid_status fluid_cpu_floor(const fluid_tensor *input, fluid_tensor *output);
+/// The Gauss error function (GELU is x * (1 + erf(x / sqrt(2))) / 2).
+fluid_status fluid_cpu_erf(const fluid_tensor *input, fluid_tensor *output);
 
 /// lhs raised to the power rhs.
 fluid_status fluid_cpu_pow(const fluid_tensor *lhs, const fluid_tensor *rhs,

@@ -197,6 +197,8 @@ fluid_status fluid_cuda_sqrt(fluid_cuda_context *context,
                              const fluid_tensor *input, fluid_tensor *output);
 fluid_status fluid_cuda_floor(fluid_cuda_context *context,
                               const fluid_tensor *input, fluid_tensor *output);
+fluid_status fluid_cuda_erf(fluid_cuda_context *context,
+                            const fluid_tensor *input, fluid_tensor *output);
 fluid_status fluid_cuda_pow(fluid_cuda_context *context,
                             const fluid_tensor *lhs, const fluid_tensor *rhs,
                             fluid_tensor *output);

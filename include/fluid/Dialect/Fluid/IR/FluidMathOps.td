@@ -17,6 +17,18 @@ def Fluid_LogOp : Fluid_UnaryOp<"log", "log(x)">;
 def Fluid_CosOp : Fluid_UnaryOp<"cos", "cos(x)">;
 def Fluid_SqrtOp : Fluid_UnaryOp<"sqrt", "sqrt(x)"> { let hasFolder = 1; }
 def Fluid_FloorOp : Fluid_UnaryOp<"floor", "floor(x)"> { let hasFolder = 1; }
+def Fluid_ErfOp : Fluid_UnaryOp<"erf", "erf(x)"> {
+  let description = [{
+    The Gauss error function, 2 / sqrt(pi) times the integral of exp(-t^2)
+    from 0 to x: exact GELU is x * (1 + erf(x / sqrt(2))) / 2, which is how
+    PyTorch exports nn.GELU to ONNX (Div, Erf, Add, Mul). Its gradient is
+    2 / sqrt(pi) * exp(-x^2) times the output's.
+
+    ```mlir
+    %y = fluid.erf %x : tensor<2x197x3072xf32>
+    ```
+  }];
+}
 
 def Fluid_PowOp : Fluid_BinaryOp<"pow", "lhs ^ rhs">;
 def Fluid_MinimumOp : Fluid_BinaryOp<"minimum", "min(lhs, rhs)"> {
