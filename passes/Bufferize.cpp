@@ -120,6 +120,31 @@ LogicalResult FunctionBufferizer::convert(Operation *op) {
     func::ReturnOp::create(builder, loc, results);
     return success();
   }
+  // The all-reduce averages its gradients in place (its launch reads and
+  // writes the same buffers): each result is its
+  // input's buffer, live until the update reads it, so that the cuda
+  // backend's asynchronous all-reduce may run until then. An input the
+  // step must not overwrite (an argument, a parameter) is copied first.
+  if (auto reduce = dyn_cast<AllReduceMeanOp>(op)) {
+    SmallVector<Value> targets;
+    for (auto [input, result] :
+         llvm::zip(reduce.getInputs(), reduce.getOutputs())) {
+      Value buffer = buffers.lookup(input);
+      if (isa<BlockArgument>(buffer) || paramBuffers.contains(buffer) ||
+          !buffer.getDefiningOp<memref::AllocOp>()) {
+        Value copy = fresh(loc, input.getType());
+        memref::CopyOp::create(builder, loc, buffer, copy);
+        buffer = copy;
+      }
+      buffers.map(result, buffer);
+      targets.push_back(buffer);
+    }
+    fluid_rt::LaunchOp::create(
+        builder, loc, op->getName().stripDialect(), targets, targets,
+        builder.getDictionaryAttr(builder.getNamedAttr(
+            "bucket", builder.getI64IntegerAttr(reduce.getBucket()))));
+    return success();
+  }
   if (!isa<FluidDialect>(op->getDialect()))
     return op->emitOpError() << "cannot be bufferized";
 

@@ -2,8 +2,9 @@
 # Installs what Fluid needs on Debian 12 (run as root, or with sudo present):
 # the build tools, MLIR/LLVM 22, ONNX with its backend test data (for
 # fluid-import-onnx), libjpeg-turbo's TurboJPEG and libpng (the runtime decodes
-# image datasets with them), and Debian's PyTorch, torchvision and PIL (the
-# tests' oracles).
+# image datasets with them), OpenMPI (data-parallel runs are started by
+# mpirun; libfluid_mpi links it), and Debian's PyTorch, torchvision and PIL
+# (the tests' oracles).
 # Quiet and idempotent: when everything is installed it runs apt not at all.
 # CUDA is optional: when /usr/local/cuda exists the cuda backend is built.
 set -euo pipefail
@@ -12,7 +13,7 @@ packages=(
   build-essential cmake ninja-build ccache git python3 python3-numpy
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   python3-torch python3-torchvision python3-pil zlib1g-dev dataset-fashion-mnist
-  libturbojpeg0-dev libpng-dev
+  libturbojpeg0-dev libpng-dev openmpi-bin libopenmpi-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
 )
 

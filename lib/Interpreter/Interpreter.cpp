@@ -4,6 +4,7 @@
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 #include "fluid/Dialect/Fluid/IR/KernelParams.h"
 #include "fluid/Dialect/FluidRt/IR/FluidRtOps.h"
+#include "fluid/runtime/Collective.h"
 #include "fluid/runtime/CpuGradKernels.h"
 #include "fluid/runtime/CpuKernels.h"
 #include "fluid/runtime/CpuOptimizerKernels.h"
@@ -598,6 +599,12 @@ LogicalResult FunctionRun::execute(Operation *op) {
             return fluid_cpu_adam_group(
                 n, w.data(), g.data(), m.data(), v.data(), &lr, &step,
                 u.getFoundInf() ? &skip : nullptr, o, o + n, o + 2 * n, &p);
+          })
+          // One process is one rank: the mean over the ranks is the value.
+          .Case([&](AllReduceMeanOp u) {
+            std::vector<fluid_tensor> x = ins(u.getInputs());
+            return fluid_cpu_all_reduce_mean(
+                nullptr, static_cast<int64_t>(x.size()), x.data(), o);
           })
           .Case([&](UnscaleGradsOp u) {
             std::vector<fluid_tensor> g = ins(u.getGrads());

@@ -582,6 +582,26 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
   if (tensorOp->getNumResults())
     rank = cast<ShapedType>(tensorOp->getResult(0).getType()).getRank();
 
+  // The all-reduce averages its buffers in place (its inputs are its
+  // outputs), with the run's communicator.
+  if (auto reduce = dyn_cast<AllReduceMeanOp>(tensorOp)) {
+    if (options.backend == EmitBackend::Cuda)
+      return launch.emitError()
+             << "data-parallel training (fluid.all_reduce_mean) is not "
+                "implemented on the cuda backend yet; compile for the cpu "
+                "backend";
+    std::string array = "bucket" + std::to_string(reduce.getBucket()) + "_" +
+                        std::to_string(launches.size());
+    std::string list;
+    for (auto [i, output] : llvm::enumerate(outputs))
+      list += (i ? ", " : "") + StringRef(output).drop_front().str();
+    line("  fluid_tensor " + array + "[] = {" + list + "};");
+    addCall(
+        launch, kernel, kernel,
+        {"env->communicator", std::to_string(outputs.size()), array, array});
+    return success();
+  }
+
   // Concatenation takes its inputs as an array.
   if (auto concat = dyn_cast<ConcatOp>(tensorOp)) {
     std::string array = "inputs" + std::to_string(launches.size());
@@ -1195,6 +1215,11 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
   }
   std::vector<std::unique_ptr<FunctionEmitter>> functions;
   int64_t trainIndex = -1, predictIndex = -1, classes = 0;
+  // A program that all-reduces runs as one rank of several (MPI's main).
+  bool dataParallel = false;
+  module.walk([&](fluid_rt::LaunchOp launch) {
+    dataParallel |= launch.getKernel() == "all_reduce_mean";
+  });
   for (func::FuncOp func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
@@ -1329,12 +1354,16 @@ LogicalResult mlir::fluid::emitProgram(ModuleOp module,
      << "    "
      << (getParamsFile(module).empty() ? "nullptr"
                                        : quoted(getParamsFile(module).str()))
-     << ", // the imported parameters' file (nullptr: none)\n};\n\n"
+     << ", // the imported parameters' file (nullptr: none)\n"
+     << "    " << (dataParallel ? 1 : 0)
+     << ", // data parallel (averages gradients over ranks)\n};\n\n"
      << "} // namespace\n\n"
      << "extern \"C\" const fluid_program_info *fluid_program(void) {\n"
      << "  return &kProgram;\n}\n";
   if (options.withMain)
     os << "\nint main(int argc, char **argv) {\n"
-       << "  return fluid_driver_main(argc, argv, fluid_program());\n}\n";
+       << "  return "
+       << (dataParallel ? "fluid_mpi_driver_main" : "fluid_driver_main")
+       << "(argc, argv, fluid_program());\n}\n";
   return success();
 }

@@ -90,7 +90,7 @@ public:
     fluid_program_memory memory = {setup_.params.data(), setup_.buffers.data(),
                                    arguments_.data()};
     fluid_program_env env = {nullptr, profile ? &CpuDevice::onLaunch : nullptr,
-                             this};
+                             this, setup_.communicator};
     Clock::time_point start = Clock::now();
     fluid_status status = setup_.function->run(&env, &memory);
     Clock::time_point end = Clock::now();

@@ -384,7 +384,8 @@ int64_t CudaDevice::allocatedBytes() {
 }
 
 bool CudaDevice::capture(int slot) {
-  fluid_program_env env = {context_.get(), nullptr, nullptr};
+  fluid_program_env env = {context_.get(), nullptr, nullptr,
+                           setup_.communicator};
   const int64_t allocatedBefore = allocatedBytes();
   FLUID_CUDA_CHECK(
       cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
@@ -429,7 +430,8 @@ void CudaDevice::runLaunches(int64_t step, int slot, bool profile) {
     launchRecorded_.assign(launches, 0);
   }
   fluid_program_env env = {context_.get(),
-                           profile ? &CudaDevice::onLaunch : nullptr, this};
+                           profile ? &CudaDevice::onLaunch : nullptr, this,
+                           setup_.communicator};
   if (setup_.function->run(&env, &memory_[slot]) != FLUID_OK)
     fail(format("training step %lld failed: %s", static_cast<long long>(step),
                 fluid_last_error()));

@@ -41,6 +41,9 @@ struct StepSetup {
   BatchSource source;      // the batches of steps [firstStep, endStep)
   int64_t warmupSteps = 0; // steps before a CUDA graph is captured
   bool graph = false;      // replay the step as a CUDA graph (cuda)
+  // The other ranks of a data-parallel run (null: one process), passed to
+  // the program.
+  fluid_communicator *communicator = nullptr;
   // Steps whose results the device holds before reading them back (cuda:
   // events and a pinned ring; a full ring is read at the next step).
   int64_t ringCapacity = 1;

@@ -41,6 +41,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
 
@@ -104,9 +105,11 @@ int64_t findScalarParam(const ProgramView &program, const char *name,
 class TrainingRun {
 public:
   TrainingRun(std::string name, const Options &options,
-              const ProgramView &program)
+              const ProgramView &program, fluid_communicator *communicator)
       : name_(std::move(name)), options_(options), program_(program),
-        host_(program) {
+        host_(program), communicator_(communicator),
+        rank_(communicator ? communicator->rank : 0),
+        ranks_(communicator ? communicator->size : 1) {
     if (!options_.tf32Given)
       options_.tf32 = program.info().tf32 != 0;
     lossScaleParam_ = findScalarParam(program, "loss_scale", FLUID_F32);
@@ -141,6 +144,10 @@ private:
   Options options_; // a copy: the program's TF32 default fills it in
   const ProgramView &program_;
   HostParameters host_;
+  // A data-parallel run's ranks (null: one process); rank 0 logs, tests
+  // and saves.
+  fluid_communicator *communicator_;
+  const int32_t rank_, ranks_;
 
   Dataset train_, test_;
   DatasetInfo trainInfo_;
@@ -250,12 +257,16 @@ void TrainingRun::openData() {
                        "training");
   fluid_dataset_info(train_.get(), &trainInfo_.count, trainInfo_.shape,
                      &trainInfo_.classes);
-  stepsPerEpoch_ = trainInfo_.count / program_.batch();
+  // Every rank takes its share of each global batch of batch x ranks.
+  stepsPerEpoch_ = trainInfo_.count / (program_.batch() * ranks_);
   if (stepsPerEpoch_ < 1)
     fail(format("the training data has %lld examples, fewer than one batch "
                 "of %lld",
                 static_cast<long long>(trainInfo_.count),
-                static_cast<long long>(program_.batch())));
+                static_cast<long long>(program_.batch() * ranks_)) +
+         (ranks_ > 1 ? format(" (%lld a rank, %d ranks)",
+                              static_cast<long long>(program_.batch()), ranks_)
+                     : std::string()));
   std::string testSpec = options_.effectiveTestData();
   if (program_.predict() && testSpec != "none")
     test_ = openDataset(testSpec, "t10k", options_.seed + 1, FLUID_IMAGE_EVAL,
@@ -360,7 +371,8 @@ void TrainingRun::prepareTrainStep() {
     void *arguments[2] = {nullptr, nullptr};
     fluid_program_memory memory = {params_.data(), trainBuffers_.data(),
                                    arguments};
-    fluid_program_env env = {device_->backendContext(), nullptr, nullptr};
+    fluid_program_env env = {device_->backendContext(), nullptr, nullptr,
+                             communicator_};
     if (train.initialize(&env, &memory) != FLUID_OK)
       fail(std::string("cannot initialize the training function: ") +
            fluid_last_error());
@@ -383,6 +395,8 @@ void TrainingRun::prepareTrainStep() {
   std::copy_n(program_.imageShape(), 3, source.imageShape);
   source.imageOrder = signature.imagesOrder;
   source.stepsPerEpoch = stepsPerEpoch_;
+  source.rank = rank_;
+  source.ranks = ranks_;
   source.seed = options_.seed;
   source.mean = mean_;
   source.std = std_;
@@ -392,6 +406,7 @@ void TrainingRun::prepareTrainStep() {
   source.endStep = target_ + options_.profileSteps;
   setup.warmupSteps = options_.warmup;
   setup.graph = options_.graph;
+  setup.communicator = communicator_;
   setup.ringCapacity = std::min(options_.logEvery, kMaxStepsPerCollect);
   device_->startTraining(setup);
 }
@@ -420,6 +435,11 @@ void TrainingRun::run() {
               static_cast<long long>(program_.batch()),
               static_cast<long long>(stepsPerEpoch_),
               static_cast<long long>(done_), static_cast<long long>(target_));
+  if (ranks_ > 1)
+    std::printf("%s: data parallel over %d ranks: batch %lld a rank, %lld a "
+                "step\n",
+                name_.c_str(), ranks_, static_cast<long long>(program_.batch()),
+                static_cast<long long>(program_.batch() * ranks_));
   std::fflush(stdout);
 
   prepareTrainStep();
@@ -439,13 +459,13 @@ void TrainingRun::train() {
     if ((current + 1) % options_.logEvery == 0 || epochEnd || last)
       logWindow(current, epoch);
     if (epochEnd || last) {
-      if (test_ && epochEnd) {
+      if (test_ && epochEnd && rank_ == 0) {
         double accuracy = evaluate();
         std::printf("epoch %lld  test accuracy %.2f%%\n",
                     static_cast<long long>(epoch), accuracy);
         std::fflush(stdout);
       }
-      if (!options_.savePath.empty())
+      if (!options_.savePath.empty() && rank_ == 0)
         save();
       windowStart_ = Clock::now();
     }
@@ -468,6 +488,15 @@ void TrainingRun::logWindow(int64_t current, int64_t epoch) {
   }
   if (lossCount_ == 0)
     return;
+  if (ranks_ > 1) {
+    // The window's loss over every rank's share (all ranks log at the
+    // same steps).
+    if (communicator_->all_reduce_sum_host(communicator_, &lossSum_, 1,
+                                           FLUID_F64) != FLUID_OK)
+      fail(std::string("cannot average the loss over the ranks: ") +
+           fluid_last_error());
+    lossSum_ /= ranks_;
+  }
   double seconds =
       std::chrono::duration<double>(Clock::now() - windowStart_).count();
   std::string scaling;
@@ -487,7 +516,7 @@ void TrainingRun::logWindow(int64_t current, int64_t epoch) {
       "peak %.1f MiB%s\n",
       static_cast<long long>(current + 1), static_cast<long long>(epoch),
       lossSum_ / static_cast<double>(lossCount_), records.back().learningRate,
-      static_cast<double>(lossCount_ * program_.batch()) /
+      static_cast<double>(lossCount_ * program_.batch() * ranks_) /
           std::max(seconds, 1e-9),
       mebibytes(device_->memory().peakBytes), scaling.c_str());
   std::fflush(stdout);
@@ -517,7 +546,8 @@ double TrainingRun::evaluate() {
     if (predict.initialize) {
       fluid_program_memory memory = {params_.data(), predictBuffers_.data(),
                                      predictArguments_.data()};
-      fluid_program_env env = {device_->backendContext(), nullptr, nullptr};
+      fluid_program_env env = {device_->backendContext(), nullptr, nullptr,
+                               communicator_};
       if (predict.initialize(&env, &memory) != FLUID_OK)
         fail(std::string("cannot initialize the predict function: ") +
              fluid_last_error());
@@ -525,7 +555,8 @@ double TrainingRun::evaluate() {
   }
   fluid_program_memory memory = {params_.data(), predictBuffers_.data(),
                                  predictArguments_.data()};
-  fluid_program_env env = {device_->backendContext(), nullptr, nullptr};
+  fluid_program_env env = {device_->backendContext(), nullptr, nullptr,
+                           communicator_};
   const void *logits = predictBuffers_[signature.logitsBuffer];
 
   // In the layout the predict function reads.
@@ -645,8 +676,8 @@ void TrainingRun::summarize() {
                          stepMs_.end());
   std::vector<double> imagesPerSecond;
   for (double m : ms)
-    imagesPerSecond.push_back(static_cast<double>(program_.batch()) * 1000.0 /
-                              std::max(m, 1e-9));
+    imagesPerSecond.push_back(static_cast<double>(program_.batch() * ranks_) *
+                              1000.0 / std::max(m, 1e-9));
   RunStats stats;
   stats.program = program_.info().source ? program_.info().source : "";
   stats.backend = program_.backendName();
@@ -686,10 +717,20 @@ int report(const std::string &name, const char *message, int code) {
   return code;
 }
 
-} // namespace
+/// The ranks an MPI launcher (mpirun, srun) started, from its environment;
+/// 1 when none did.
+int64_t launchedRanks() {
+  for (const char *variable :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"}) {
+    const char *value = std::getenv(variable);
+    if (value && std::atoll(value) > 1)
+      return std::atoll(value);
+  }
+  return 1;
+}
 
-extern "C" int fluid_driver_main(int argc, char **argv,
-                                 const fluid_program_info *program) {
+int runMain(int argc, char **argv, const fluid_program_info *program,
+            fluid_communicator *communicator) {
   std::string name = programName(argc, argv);
   Options options;
   try {
@@ -700,16 +741,29 @@ extern "C" int fluid_driver_main(int argc, char **argv,
     return report(name, e.what(), 1);
   }
   if (options.help) {
-    std::fputs(usageText(name).c_str(), stdout);
+    if (!communicator || communicator->rank == 0)
+      std::fputs(usageText(name).c_str(), stdout);
     return 0;
   }
+  if (communicator && communicator->size > 1)
+    name += format("[%d]", communicator->rank);
   try {
     ProgramView view(program);
     if (options.info) {
-      view.print(stdout);
+      if (!communicator || communicator->rank == 0)
+        view.print(stdout);
       return 0;
     }
-    TrainingRun(name, options, view).run();
+    if (!communicator && view.info().data_parallel)
+      fail("the program was compiled with --data-parallel but its main is "
+           "not fluid_mpi_driver_main");
+    if (!communicator && launchedRanks() > 1)
+      fail(format("started as one of %lld ranks (mpirun or srun), but the "
+                  "program was compiled without --data-parallel: each rank "
+                  "would train alone; rebuild it with fluid-compile "
+                  "--data-parallel",
+                  static_cast<long long>(launchedRanks())));
+    TrainingRun(name, options, view, communicator).run();
     return 0;
   } catch (const UsageError &e) {
     return report(name, e.what(), 2);
@@ -720,4 +774,30 @@ extern "C" int fluid_driver_main(int argc, char **argv,
   } catch (...) {
     return report(name, "unknown error", 1);
   }
+}
+
+} // namespace
+
+extern "C" int fluid_driver_main(int argc, char **argv,
+                                 const fluid_program_info *program) {
+  return runMain(argc, argv, program, nullptr);
+}
+
+extern "C" int fluid_driver_main_ranked(int argc, char **argv,
+                                        const fluid_program_info *program,
+                                        fluid_communicator *communicator) {
+  // Rank 0 logs; the others' errors and warnings still reach stderr.
+  if (communicator && communicator->rank != 0 &&
+      !std::freopen("/dev/null", "w", stdout))
+    return report(programName(argc, argv), "cannot silence stdout", 1);
+  int code = runMain(argc, argv, program, communicator);
+  // A rank that failed ends the others, which would wait for it forever
+  // in their next all-reduce.
+  if (code != 0 && communicator && communicator->size > 1 &&
+      communicator->abort) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    communicator->abort(communicator, code);
+  }
+  return code;
 }

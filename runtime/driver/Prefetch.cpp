@@ -191,7 +191,8 @@ void BatchPrefetcher::fill(int64_t step, const HostBatch &batch) {
            fluid_last_error());
     shuffledEpoch_ = epoch;
   }
-  const int64_t *indices = order_.data() + within * s.batch;
+  const int64_t *indices =
+      order_.data() + (within * s.ranks + s.rank) * s.batch;
   try {
     fillBatch(*pool_, s, static_cast<uint64_t>(epoch), indices, batch.images,
               batch.labels);

@@ -49,7 +49,11 @@ struct BatchSource {
   /// The program's layout of a batch: dimension d of memory is dimension
   /// imageOrder[d] of [N, C, H, W]; imageOrder[0] = 0.
   std::array<int32_t, 4> imageOrder = {0, 1, 2, 3};
-  int64_t stepsPerEpoch = 0; // count / batch
+  int64_t stepsPerEpoch = 0; // count / (batch * ranks)
+  /// A data-parallel run's rank and number of ranks: the step's global
+  /// batch is `batch * ranks` examples of the epoch's order, of which this
+  /// rank takes the `rank`-th `batch`.
+  int64_t rank = 0, ranks = 1;
   uint64_t seed = 0;
   std::vector<double> mean, std; // one per channel
   int64_t threads = 1;

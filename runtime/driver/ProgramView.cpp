@@ -276,6 +276,9 @@ void ProgramView::print(std::FILE *out) const {
                  "imported: parameters are zero placeholders for the values "
                  "in %s (--init-from)\n",
                  p.params_file);
+  if (p.data_parallel)
+    std::fprintf(out, "data parallel: gradients averaged over the ranks of "
+                      "mpirun -np N (batch is per rank)\n");
   const fluid_program_value &images = train().arguments[train_.imagesArgument];
   std::string stored = isPermuted(images) ? " (stored in the order " +
                                                 describeOrder(images) + ")"

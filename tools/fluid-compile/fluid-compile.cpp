@@ -150,6 +150,19 @@ static cl::opt<uint64_t> recomputeMinBytes(
              "bytes in the backward pass (--fluid-recompute-elementwise="
              "min-bytes=N; default 1048576)"),
     cl::value_desc("BYTES"), cl::init(1048576), cl::cat(compileCategory));
+static cl::opt<bool> dataParallel(
+    "data-parallel",
+    cl::desc("Train as one rank of several processes started by mpirun or "
+             "srun (--fluid-data-parallel): gradients averaged over the "
+             "ranks in buckets, each rank reading its share of every batch; "
+             "links libfluid_mpi (cpu backend)"),
+    cl::init(false), cl::cat(compileCategory));
+static cl::opt<uint64_t> bucketMiB(
+    "bucket-mib",
+    cl::desc("With --data-parallel: gradient MiB per all-reduce "
+             "(--fluid-data-parallel=bucket-bytes; default 25, PyTorch DDP's "
+             "bucket_cap_mb; 0: one all-reduce per gradient)"),
+    cl::value_desc("MIB"), cl::init(25), cl::cat(compileCategory));
 static cl::opt<bool> noExpandBatchNorm(
     "no-expand-batch-norm",
     cl::desc("Skip --fluid-expand-batch-norm: run training batch norm and "
@@ -277,6 +290,14 @@ static int compile(StringRef source, StringRef executable) {
                                    "-lfluid_runtime",
                                    "-o",
                                    temporary};
+  if (dataParallel) {
+    if (!llvm::sys::fs::exists(runtimeLibrary + "/libfluid_mpi.so"))
+      return fail("--data-parallel needs libfluid_mpi.so in '" +
+                  runtimeLibrary +
+                  "' (built when MPI is installed: scripts/setup.sh installs "
+                  "libopenmpi-dev; rebuild with scripts/build.sh)");
+    args.insert(args.end() - 2, "-lfluid_mpi");
+  }
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string errorMessage;
   auto start = std::chrono::steady_clock::now();
@@ -331,6 +352,15 @@ int main(int argc, char **argv) {
     options.backend = EmitBackend::Cpu;
   else
     return fail("--backend must be cuda or cpu, got '" + backendName + "'");
+  if (dataParallel && options.backend == EmitBackend::Cuda)
+    return fail("--data-parallel is implemented for the cpu backend only so "
+                "far (the cuda backend's NCCL all-reduce is not written yet); "
+                "pass --backend cpu");
+  if (bucketMiB > (uint64_t(1) << 30))
+    return fail("--bucket-mib must be at most 2^30, got " +
+                llvm::Twine(bucketMiB.getValue()));
+  if (bucketMiB.getNumOccurrences() && !dataParallel)
+    return fail("--bucket-mib applies with --data-parallel only");
   if (precisionName != "fp32" && precisionName != "tf32" &&
       precisionName != "bf16" && precisionName != "fp16")
     return fail("--precision must be fp32, tf32, bf16 or fp16, got '" +
@@ -422,6 +452,10 @@ int main(int argc, char **argv) {
   if (gpuIndexBitwidth != 32 && gpuIndexBitwidth != 64)
     return fail("--gpu-index-bitwidth must be 32 or 64, got " +
                 llvm::Twine(static_cast<unsigned>(gpuIndexBitwidth)));
+  if (bufferized && dataParallel)
+    return fail(inputFilename +
+                " is already bufferized; --data-parallel applies to tensor "
+                "programs (run --fluid-data-parallel before bufferizing)");
   if (!bufferized) {
     if (optimizations.foldLrMath && !noFoldLrMath)
       pm.addPass(createFluidFoldLrMath());
@@ -445,6 +479,11 @@ int main(int argc, char **argv) {
       pm.addPass(createFluidPermuteStorage());
     if (!noFuseElementwise)
       pm.addPass(createFluidFuseElementwise());
+    if (dataParallel) {
+      FluidDataParallelOptions parallel;
+      parallel.bucketBytes = bucketMiB * 1024 * 1024;
+      pm.addPass(createFluidDataParallel(parallel));
+    }
     pm.addPass(createFluidBufferize());
     if (!noUpdateInPlace)
       pm.addPass(createFluidUpdateInPlace());

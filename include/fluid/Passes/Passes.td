@@ -387,6 +387,44 @@ def FluidGenerateGpuKernels
   ];
 }
 
+def FluidDataParallel : Pass<"fluid-data-parallel", "::mlir::ModuleOp"> {
+  let summary = "Average the gradients over the ranks of a data-parallel run, in buckets";
+  let description = [{
+    PyTorch DDP's gradient reduction, planned at compile time. Each rank runs
+    the same training step on its own share of the batch; before the
+    update, every gradient is replaced by its mean over the ranks, so that
+    all ranks apply the same update (the gradient of the mean loss over
+    the whole batch, batch norm's statistics aside: they stay per rank).
+
+    The gradients are the values the updates read (`fluid.sgd`,
+    `fluid.momentum`, `fluid.adam` and their groups), or, under dynamic
+    loss scaling, the scaled values `fluid.unscale_grads` reads, so that
+    every rank sees the same overflow flag. In the order the backward pass
+    computes them they are grouped into buckets of at least `bucket-bytes`
+    (the last bucket may be smaller; 0: one gradient a bucket), and each
+    bucket becomes one `fluid.all_reduce_mean`, placed right after its last
+    gradient's producer, whose results replace the gradients in those
+    readers. The cuda backend runs a bucket's all-reduce on a stream of its
+    own, overlapped with the backward ops that follow; the update waits
+    for it. A function that already holds a `fluid.all_reduce_mean` is an
+    error (the pass runs once). Run it on the finished training step, after
+    the other tensor-level passes (`fluid-compile --data-parallel` runs it
+    right before `--fluid-bufferize`).
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "uint64_t", /*default=*/"26214400",
+           "Gradient bytes per all-reduce (default 25 MiB, DDP's "
+           "bucket_cap_mb); 0: one all-reduce per gradient">
+  ];
+  let statistics = [
+    Statistic<"numBuckets", "buckets", "All-reduces inserted">,
+    Statistic<"numGradients", "gradients", "Gradients averaged">,
+    Statistic<"numGradientBytes", "gradient-bytes",
+              "Bytes averaged per step">
+  ];
+  let dependentDialects = ["::mlir::fluid::FluidDialect"];
+}
+
 def FluidBufferize : Pass<"fluid-bufferize", "::mlir::ModuleOp"> {
   let summary = "Move every function from tensors to buffers and kernel launches";
   let description = [{

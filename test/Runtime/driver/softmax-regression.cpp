@@ -322,6 +322,7 @@ const fluid_program_info kProgram = {
     /*workspace_limit_bytes=*/-1,
     /*tf32=*/1,
     /*params_file=*/nullptr,
+    /*data_parallel=*/0,
 };
 
 } // namespace

@@ -423,3 +423,22 @@ LogicalResult UnscaleGradsOp::verify() {
   }
   return success();
 }
+
+LogicalResult AllReduceMeanOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one tensor";
+  if (static_cast<int64_t>(getBucket()) < 0)
+    return emitOpError() << "has bucket " << static_cast<int64_t>(getBucket())
+                         << "; buckets are numbered from 0";
+  if (getOutputs().size() != getInputs().size())
+    return emitOpError() << "has " << getOutputs().size() << " results for "
+                         << getInputs().size() << " inputs";
+  for (auto [index, pair] : llvm::enumerate(
+           llvm::zip(getInputs().getTypes(), getOutputs().getTypes()))) {
+    auto [input, output] = pair;
+    if (input != output)
+      return emitOpError() << "entry " << index << ": result of type " << output
+                           << ", but the input is " << input;
+  }
+  return success();
+}

@@ -23,6 +23,7 @@
 #ifndef FLUID_RUNTIME_PROGRAM_H
 #define FLUID_RUNTIME_PROGRAM_H
 
+#include "fluid/runtime/Collective.h"
 #include "fluid/runtime/Init.h"
 #include "fluid/runtime/Tensor.h"
 
@@ -31,7 +32,7 @@ extern "C" {
 #endif
 
 /// Bumped whenever a struct below changes; the driver refuses other values.
-#define FLUID_PROGRAM_ABI_VERSION 5
+#define FLUID_PROGRAM_ABI_VERSION 6
 
 /// Where a program's kernels run. The numeric values are part of the ABI.
 typedef enum fluid_backend {
@@ -81,6 +82,9 @@ typedef struct fluid_program_env {
   /// (phase 1) launch number `launch` is enqueued, for profiling.
   void (*on_launch)(void *user, int64_t launch, int32_t phase);
   void *user;
+  /// The other ranks of a data-parallel run (Collective.h); NULL: one
+  /// rank. (ABI version 6.)
+  fluid_communicator *communicator;
 } fluid_program_env;
 
 /// One kernel launch of a function, for logs and profiles.
@@ -142,11 +146,29 @@ typedef struct fluid_program_info {
      it): the driver warns when trainable placeholders are trained without
      --init-from or --load. (ABI version 5.) */
   const char *params_file;
+  /* 1: the training step averages its gradients over the ranks
+     (fluid-compile --data-parallel), and main() is
+     fluid_mpi_driver_main; 0: one process trains alone. (ABI version 6.) */
+  int32_t data_parallel;
 } fluid_program_info;
 
 /// Runs the training executable's command line (--help lists it) on
 /// `program`; returns the process exit code. Emitted programs' main().
 int fluid_driver_main(int argc, char **argv, const fluid_program_info *program);
+
+/// fluid_driver_main as one rank of a data-parallel run: `communicator`
+/// (created by fluid_mpi_driver_main, libfluid_mpi) gives this process's
+/// rank and reaches the others. Each rank trains on its own share of every
+/// batch; rank 0 alone logs and writes checkpoints.
+/// The main() of a data-parallel program (libfluid_mpi): initializes MPI,
+/// runs fluid_driver_main_ranked as this process's rank of MPI_COMM_WORLD,
+/// finalizes MPI; returns the process exit code.
+int fluid_mpi_driver_main(int argc, char **argv,
+                          const fluid_program_info *program);
+
+int fluid_driver_main_ranked(int argc, char **argv,
+                             const fluid_program_info *program,
+                             fluid_communicator *communicator);
 
 #ifdef __cplusplus
 } // extern "C"

@@ -224,3 +224,32 @@ def Fluid_UnscaleGradsOp : Fluid_Op<"unscale_grads", [Pure]> {
   }];
   let hasVerifier = 1;
 }
+
+def Fluid_AllReduceMeanOp : Fluid_Op<"all_reduce_mean"> {
+  let summary = "Average tensors over the ranks of a data-parallel run";
+  let description = [{
+    Every rank (process) of a data-parallel run passes its own values of
+    `inputs`; each result is the elementwise mean of that input over all
+    ranks (the sum divided by the number of ranks), the same on every rank.
+    On one rank it is the identity. `--fluid-data-parallel` inserts one per
+    bucket of gradients, right after the bucket's last gradient is computed,
+    so that on the cuda backend its communication overlaps the rest of the
+    backward pass; `bucket` numbers the buckets in that order. Every rank
+    runs the same program and so issues the same all-reduces in the same
+    order. Not pure: removing or reordering one would leave the other
+    ranks waiting.
+
+    ```mlir
+    %r:2 = fluid.all_reduce_mean (%gw, %gb) {bucket = 0 : i64}
+        : (tensor<16x8xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Variadic<Fluid_FloatTensor>:$inputs,
+                       I64Attr:$bucket);
+  let results = (outs Variadic<Fluid_FloatTensor>:$outputs);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` `(` type($inputs) `)`
+    custom<EntryTypes>(ref(type($inputs)), type($outputs))
+  }];
+  let hasVerifier = 1;
+}
