@@ -42,6 +42,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::fluid;
@@ -290,6 +291,13 @@ private:
                       ArrayRef<std::string> arguments);
   /// `fluid_cuda_NAME(context, ARGUMENTS)` or `fluid_cpu_NAME(ARGUMENTS)`.
   std::string callText(StringRef entry, ArrayRef<std::string> arguments);
+
+  /// The cuda backend's all-reduces in flight: the bucket each of their
+  /// buffers waits for, until the first op that touches it.
+  DenseMap<Value, int64_t> pendingBuckets;
+  /// Emits the wait for every bucket in flight that `op` touches (every
+  /// bucket, for the function's return).
+  void waitForBuckets(Operation *op);
 
   func::FuncOp func;
   const EmitOptions &options;
@@ -585,20 +593,25 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
   // The all-reduce averages its buffers in place (its inputs are its
   // outputs), with the run's communicator.
   if (auto reduce = dyn_cast<AllReduceMeanOp>(tensorOp)) {
-    if (options.backend == EmitBackend::Cuda)
-      return launch.emitError()
-             << "data-parallel training (fluid.all_reduce_mean) is not "
-                "implemented on the cuda backend yet; compile for the cpu "
-                "backend";
-    std::string array = "bucket" + std::to_string(reduce.getBucket()) + "_" +
-                        std::to_string(launches.size());
+    std::string bucket = std::to_string(reduce.getBucket());
+    std::string array =
+        "bucket" + bucket + "_" + std::to_string(launches.size());
     std::string list;
     for (auto [i, output] : llvm::enumerate(outputs))
       list += (i ? ", " : "") + StringRef(output).drop_front().str();
     line("  fluid_tensor " + array + "[] = {" + list + "};");
-    addCall(
-        launch, kernel, kernel,
-        {"env->communicator", std::to_string(outputs.size()), array, array});
+    std::string count = std::to_string(outputs.size());
+    if (options.backend != EmitBackend::Cuda) {
+      addCall(launch, kernel, kernel,
+              {"env->communicator", count, array, array});
+      return success();
+    }
+    // Started here on the communicator's stream; waited for where its
+    // buffers are next touched (waitForBuckets).
+    addCall(launch, "all_reduce_mean_start", kernel,
+            {"env->communicator", bucket, count, array});
+    for (Value output : launch.getOutputs())
+      pendingBuckets[output] = reduce.getBucket();
     return success();
   }
 
@@ -966,10 +979,46 @@ LogicalResult FunctionEmitter::build() {
       name = "logits";
     results.push_back(name);
   }
-  for (Operation &op : block)
+  for (Operation &op : block) {
+    waitForBuckets(&op);
     if (failed(emitOp(&op)))
       return failure();
+  }
   return success();
+}
+
+void FunctionEmitter::waitForBuckets(Operation *op) {
+  if (pendingBuckets.empty())
+    return;
+  // A buffer in flight, or a view of one.
+  auto bucketOf = [&](Value value) -> std::optional<int64_t> {
+    while (value) {
+      if (auto it = pendingBuckets.find(value); it != pendingBuckets.end())
+        return it->second;
+      auto view = value.getDefiningOp<ViewLikeOpInterface>();
+      value = view ? view.getViewSource() : Value();
+    }
+    return std::nullopt;
+  };
+  std::set<int64_t> buckets;
+  if (isa<func::ReturnOp>(op)) {
+    for (auto &[value, bucket] : pendingBuckets)
+      buckets.insert(bucket);
+  } else {
+    for (Value operand : op->getOperands())
+      if (std::optional<int64_t> bucket = bucketOf(operand))
+        buckets.insert(*bucket);
+  }
+  for (int64_t bucket : buckets) {
+    addRuntimeCall(op, "all_reduce_mean_wait",
+                   {"env->communicator", std::to_string(bucket)});
+    SmallVector<Value> done;
+    for (auto &[value, pending] : pendingBuckets)
+      if (pending == bucket)
+        done.push_back(value);
+    for (Value value : done)
+      pendingBuckets.erase(value);
+  }
 }
 
 void FunctionEmitter::write(raw_ostream &os) {

@@ -280,7 +280,10 @@ void TrainingRun::createDevice() {
   }
   CudaDeviceOptions cuda;
   cuda.program = name_;
-  cuda.device = options_.device;
+  // Each rank of a host takes the next GPU from --device on.
+  int32_t localRank = communicator_ ? communicator_->local_rank : 0;
+  if (__builtin_add_overflow(options_.device, localRank, &cuda.device))
+    throw UsageError("--device plus the local rank overflows");
   cuda.tf32 = options_.tf32;
   cuda.workspaceLimit = program_.info().workspace_limit_bytes;
   if (options_.algorithmCache == "none") {
@@ -298,6 +301,13 @@ void TrainingRun::createDevice() {
     }
   }
   device_ = createCudaDevice(cuda);
+  if (ranks_ > 1) {
+    if (!communicator_->init_device)
+      fail("the program averages gradients on the GPU, but libfluid_mpi was "
+           "built without NCCL");
+    if (communicator_->init_device(communicator_, cuda.device) != FLUID_OK)
+      fail(std::string("cannot set up NCCL: ") + fluid_last_error());
+  }
 }
 
 void TrainingRun::prepareParameters() {

@@ -154,8 +154,9 @@ static cl::opt<bool> dataParallel(
     "data-parallel",
     cl::desc("Train as one rank of several processes started by mpirun or "
              "srun (--fluid-data-parallel): gradients averaged over the "
-             "ranks in buckets, each rank reading its share of every batch; "
-             "links libfluid_mpi (cpu backend)"),
+             "ranks in buckets (MPI on the cpu backend, NCCL on cuda, "
+             "overlapped with the backward pass), each rank reading its "
+             "share of every batch; links libfluid_mpi"),
     cl::init(false), cl::cat(compileCategory));
 static cl::opt<uint64_t> bucketMiB(
     "bucket-mib",
@@ -352,10 +353,6 @@ int main(int argc, char **argv) {
     options.backend = EmitBackend::Cpu;
   else
     return fail("--backend must be cuda or cpu, got '" + backendName + "'");
-  if (dataParallel && options.backend == EmitBackend::Cuda)
-    return fail("--data-parallel is implemented for the cpu backend only so "
-                "far (the cuda backend's NCCL all-reduce is not written yet); "
-                "pass --backend cpu");
   if (bucketMiB > (uint64_t(1) << 30))
     return fail("--bucket-mib must be at most 2^30, got " +
                 llvm::Twine(bucketMiB.getValue()));

@@ -405,8 +405,8 @@ def FluidDataParallel : Pass<"fluid-data-parallel", "::mlir::ModuleOp"> {
     bucket becomes one `fluid.all_reduce_mean`, placed right after its last
     gradient's producer, whose results replace the gradients in those
     readers. The cuda backend runs a bucket's all-reduce on a stream of its
-    own, overlapped with the backward ops that follow; the update waits
-    for it. A function that already holds a `fluid.all_reduce_mean` is an
+    own (NCCL), overlapped with the backward ops that follow; the first op
+    that touches the bucket's buffers waits for it. A function that already holds a `fluid.all_reduce_mean` is an
     error (the pass runs once). Run it on the finished training step, after
     the other tensor-level passes (`fluid-compile --data-parallel` runs it
     right before `--fluid-bufferize`).

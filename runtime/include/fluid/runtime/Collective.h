@@ -25,6 +25,7 @@ extern "C" {
 #endif
 
 typedef struct fluid_communicator fluid_communicator;
+typedef struct fluid_cuda_context fluid_cuda_context;
 
 /// The ranks of a run and the operations across them. Every operation is
 /// collective: all ranks call it, in the same order, with the same sizes.
@@ -41,6 +42,10 @@ struct fluid_communicator {
   /// Rank `root`'s `bytes` at `data` to every rank.
   fluid_status (*broadcast_host)(fluid_communicator *self, void *data,
                                  int64_t bytes, int32_t root);
+  /// Cuda backend (NULL where there is none): sets up the device side of
+  /// the communicator (NCCL) for CUDA device `device`, which is current;
+  /// the driver calls it once, before the first step.
+  fluid_status (*init_device)(fluid_communicator *self, int32_t device);
   /// Device memory (cuda backend; NULL where there is none): enqueues, on
   /// the communicator's own stream after the work `stream` has enqueued
   /// so far, the in-place mean over the ranks of `count` tensors, and
@@ -63,6 +68,21 @@ fluid_status fluid_cpu_all_reduce_mean(fluid_communicator *communicator,
                                        int64_t count,
                                        const fluid_tensor *inputs,
                                        fluid_tensor *outputs);
+
+/// The cuda backend's all-reduce, in two halves: `start` enqueues the
+/// in-place mean of `count` f32, f64, f16 or bf16 tensors over the ranks on
+/// the communicator's stream, after the work the context's stream holds so
+/// far, as bucket `bucket`; `wait` makes the context's stream wait for it,
+/// right before the first launch that reads the results, so the backward
+/// launches in between overlap the communication. A null or one-rank
+/// communicator does nothing (the mean of one value is itself).
+fluid_status fluid_cuda_all_reduce_mean_start(fluid_cuda_context *context,
+                                              fluid_communicator *communicator,
+                                              int64_t bucket, int64_t count,
+                                              const fluid_tensor *tensors);
+fluid_status fluid_cuda_all_reduce_mean_wait(fluid_cuda_context *context,
+                                             fluid_communicator *communicator,
+                                             int64_t bucket);
 
 #ifdef __cplusplus
 } // extern "C"
