@@ -278,7 +278,8 @@ What is checked before anything is imported:
            mlir::fluid::onnx_import::getSupportedOperators() +
            ". Convolution and pooling are 1-D or 2-D; element "
            "types FLOAT and DOUBLE (INT32 and INT64 for shapes and "
-           "indices). --list-operators prints them with their opset "
+           "indices, BOOL for conditions known at import time). "
+           "--list-operators prints them with their opset "
            "versions and attributes.") +
       R"(
 Examples:
