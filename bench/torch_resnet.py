@@ -20,6 +20,11 @@ input batches included).
 
 --compile (torch.compile(model), default mode) is optional; the default run
 is eager. --device cpu exists only to check the script without a GPU.
+
+--ddp: one rank of `torchrun --nproc_per_node N` (PyTorch DDP, NCCL on cuda,
+gloo on cpu; gradient buckets of 25 MiB, DDP's default): each rank trains on
+its own --batch on GPU LOCAL_RANK; images/s counts the global batch (batch x
+ranks); rank 0 alone prints and writes the JSON (its own peak memory).
 """
 
 import argparse
@@ -208,6 +213,8 @@ def parse_args(argv):
                         "torchvision-equivalent definition")
     p.add_argument("--device", default="cuda",
                    help="cuda (the benchmark) or cpu (only to test the script)")
+    p.add_argument("--ddp", action="store_true",
+                   help="one rank of torchrun: DistributedDataParallel")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", default=None, help="write the results here")
     args = p.parse_args(argv)
@@ -223,6 +230,8 @@ def system_name(args):
     name = "%s %s" % (kind, args.memory_format)
     if args.precision != "tf32":
         name += " " + args.precision
+    if args.ddp:
+        name += " DDP x%s" % os.environ.get("WORLD_SIZE", "?")
     if args.device != "cuda":
         name += " (" + args.device + ")"
     return name
@@ -254,6 +263,9 @@ def make_step(args, record):
     if cuda and not torch.cuda.is_available():
         raise RuntimeError("CUDA is not available to this PyTorch")
     device = torch.device(args.device)
+    if args.ddp and cuda:
+        device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+        torch.cuda.set_device(device)
 
     tf32 = not args.no_tf32
     torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -272,6 +284,10 @@ def make_step(args, record):
     record["model_source"] = source
     model = model.to(device=device, memory_format=fmt)
     model.train()
+    if args.ddp:
+        model = nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if cuda else None,
+            bucket_cap_mb=25)
     record["param_bytes"] = sum(p.numel() * p.element_size()
                                 for p in model.parameters())
     record["module_buffer_bytes"] = sum(b.numel() * b.element_size()
@@ -342,6 +358,8 @@ def run(args, record):
 
     cuda = args.device.startswith("cuda")
     device = torch.device(args.device)
+    if args.ddp and cuda:
+        device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
     step = make_step(args, record)
     if cuda:
         torch.cuda.synchronize(device)
@@ -386,9 +404,12 @@ def run(args, record):
     record["timed_steps"] = len(times_ms)
     record["step_ms_all"] = [round(t, 4) for t in times_ms]
     record["step_ms"] = summary(times_ms)
-    record["images_per_s"] = summary([args.batch * 1e3 / t
+    ranks = int(os.environ.get("WORLD_SIZE", "1")) if args.ddp else 1
+    record["ranks"] = ranks
+    record["images_per_s"] = summary([args.batch * ranks * 1e3 / t
                                       for t in times_ms])
-    record["images_per_s_overall"] = args.batch * len(times_ms) / wall
+    record["images_per_s_overall"] = (args.batch * ranks * len(times_ms) /
+                                      wall)
     record["first_loss"] = first_loss
     record["final_loss"] = last_loss
     if not math.isfinite(last_loss):
@@ -430,6 +451,14 @@ def main(argv=None):
                       "weight_decay": args.weight_decay},
         "distinct_batches": args.distinct_batches,
     }
+    rank = 0
+    if args.ddp:
+        import torch.distributed as dist
+        dist.init_process_group(
+            "nccl" if args.device.startswith("cuda") else "gloo")
+        rank = dist.get_rank()
+        if rank != 0:
+            args.json = None
     try:
         run(args, record)
     except BaseException as e:  # noqa: BLE001 (OOM, KeyboardInterrupt, ...)
@@ -441,6 +470,11 @@ def main(argv=None):
                                      record["error"]), flush=True)
         return 1
     write_json(args.json, record)
+    if args.ddp:
+        import torch.distributed as dist
+        dist.destroy_process_group()
+    if rank != 0:
+        return 0
 
     ips = record["images_per_s"]
     if record["peak_memory_bytes"] is not None:

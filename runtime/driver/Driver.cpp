@@ -710,7 +710,7 @@ void TrainingRun::summarize() {
               stats.imagesPerSecond.max, stats.stepMs.median,
               mebibytes(stats.peakMemoryBytes));
   std::fflush(stdout);
-  if (!options_.statsJson.empty())
+  if (!options_.statsJson.empty() && rank_ == 0)
     writeStatsJson(options_.statsJson, stats);
 }
 
