@@ -17,7 +17,8 @@
 #     bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow} in
 #     build/gpu-programs, resnet18-bf16-{cuda,cpu,cuda-unfused} and
 #     resnet18-nhwc-{cuda,cuda-unfused,bf16-cuda}, se-resnext50-{cpu,nhwc-cuda}
-#     (batch 4, 64x64, 10 classes).
+#     (batch 4, 64x64, 10 classes); resnet50-dp{,-bf16}-cuda (--data-parallel)
+#     for bench/data-parallel.sh.
 # Then run on the GPU machine (the device tool), carrying build/lib,
 # build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
 #   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh   and/or
@@ -188,6 +189,21 @@ for config in $optimizer_configs; do
     echo "compiled $bench/$name-opt-${variant%%:*}-cuda"
   done
 done
+# Data parallelism (bench/data-parallel.sh, on the two-GPU machine):
+# ResNet-50 at batch 128 a GPU, TF32 and bf16, with --data-parallel (needs
+# build/lib/libfluid_mpi.so, built where MPI and NCCL are found).
+# FLUID_DP_CONFIGS=" " skips them.
+dp_configs="${FLUID_DP_CONFIGS-resnet50}"
+if [ -n "${dp_configs// /}" ] && [ -f "$build/lib/libfluid_mpi.so" ]; then
+  "$bin/fluid-models" resnet50 --batch 128 -o "$bench/resnet50-dp.mlir"
+  for variant in ":" "-bf16:--precision bf16"; do
+    read -r -a flags <<< "${variant#*:}"
+    "$bin/fluid-compile" "$bench/resnet50-dp.mlir" --data-parallel \
+      --training "$resnet" ${flags[@]+"${flags[@]}"} \
+      -o "$bench/resnet50-dp${variant%%:*}-cuda" --quiet
+    echo "compiled $bench/resnet50-dp${variant%%:*}-cuda"
+  done
+fi
 info="compiled $(date -u '+%Y-%m-%d %H:%M UTC') from commit $(git -C "$root" rev-parse --short HEAD)"
 if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then
   info="$info with uncommitted changes"
