@@ -16,6 +16,12 @@
 # dimensions ([B, 1, S, D] x [B, H, D, S]) and by a matrix, Softmax,
 # sqrt(x * x + 1) + x ** 3 (Pow by 2 and by 3), torch.where with a
 # constant BOOL mask, and x[:, 0] (Gather).
+# A third model pads with its own elements: F.pad in modes 'reflect' and
+# 'replicate' (Pad modes 'reflect' and 'edge': concatenations of slices)
+# on images, before and after a convolution, and on a sequence; and has
+# two einsums (Einsum: transposes and reshapes around one batched
+# fluid.matmul), maxvit's "bhid,bhjd->bhij" form and one whose batch,
+# free and contracted subscripts are interleaved.
 # @forward in float32 against the model to 1e-5 of the largest |output|,
 # and one step of SGD with momentum in float64 (the gradients of the
 # compositions) to 1e-8 relative + 1e-8 absolute, as torchvision-cnns.py
@@ -67,6 +73,25 @@ class Blocks(torch.nn.Module):
         return self.fc(t[:, 0])
 
 
+class Edges(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.mix = torch.nn.Parameter(torch.randn(2, 3, 2) / 2)
+        self.fc = torch.nn.Linear(4 * 24 + 16 + 24, 5)
+
+    def forward(self, x):
+        x = self.conv(F.pad(x, (2, 1, 3, 1), mode="reflect"))
+        x = F.pad(torch.tanh(x), (1, 2, 0, 3), mode="replicate")
+        t = F.pad(x.mean(dim=2), (3, 0), mode="reflect")
+        t = F.pad(t, (0, 1), mode="replicate")
+        gram = torch.einsum("bhid,bhjd->bhij", t.unsqueeze(1), t.unsqueeze(1))
+        mixed = torch.einsum("nclk,kcm->nlm", t.reshape(-1, 4, 12, 2)[:, :3],
+                             self.mix)
+        return self.fc(torch.cat([t.flatten(1), gram.flatten(1),
+                                  mixed.flatten(1)], dim=1))
+
+
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -100,10 +125,13 @@ with torch.no_grad():
 blocks.eval()
 images = torch.randn(2, 3, 16, 16) * 3
 labels = torch.tensor([1, 4])
+torch.manual_seed(1)
+edges = Edges().eval()
 
 problems = []
-for opset, net in ((13, net), (17, net), (13, blocks), (17, blocks)):
-    which = "blocks " if net is blocks else ""
+for opset, net in ((13, net), (17, net), (13, blocks), (17, blocks),
+                   (13, edges), (17, edges)):
+    which = {id(blocks): "blocks ", id(edges): "edges "}.get(id(net), "")
     folder = os.path.join(work, f"{which.strip()}{opset}")
     os.makedirs(folder, exist_ok=True)
     path = lambda file: os.path.join(folder, file)  # noqa: E731
@@ -128,7 +156,11 @@ for opset, net in ((13, net), (17, net), (13, blocks), (17, blocks)):
                                  ("erf", "broadcast_to", "select", "pow")):
         problems.append(f"{which}opset {opset}: no fluid.erf, broadcast_to, "
                         "select or pow")
-    if net is not blocks and not re.search(
+    if which == "edges " and (program.count("fluid.concat") < 6 or
+                              program.count("fluid.matmul") != 2):
+        problems.append(f"{which}opset {opset}: the pads are not "
+                        "concatenations or the einsums not two products")
+    if which == "" and not re.search(
             r"fluid\.conv2d %arg0, .* \{padding = array<i64: 0, 1, 1, 2>\}",
             program):
         problems.append(f"opset {opset}: the zeros before the convolution "

@@ -5,7 +5,8 @@
 // Gather, Slice, Unsqueeze, Concat of known values) are done here, at
 // import time, and a new shape for a run-time tensor is a fluid.reshape.
 // A Pad is a concatenation with constants, unless a convolution or an
-// average pool takes its zeros as padding of its own (ConvPoolOps.cpp).
+// average pool takes its zeros as padding of its own (ConvPoolOps.cpp);
+// in modes 'reflect' and 'edge', a concatenation with slices of its input.
 // An Expand of a run-time tensor is a fluid.broadcast_to.
 //
 //===----------------------------------------------------------------------===//
@@ -533,15 +534,86 @@ static LogicalResult importSlice(FunctionImporter &importer,
   return importer.define(0, result);
 }
 
+/// `x` padded by `pads` (ONNX's order, all >= 0) with its own elements:
+/// mirrored without repeating the edge (`reflect`, as np.pad's 'reflect'
+/// and PyTorch's ReflectionPad) or the edge repeated (else, 'edge', as
+/// PyTorch's ReplicationPad). Each padded dimension is a concatenation of
+/// slices of the tensor padded so far (so corners mirror both ways): one
+/// slice per reflected element, or a broadcast of the edge's slice, all
+/// ops with gradients (integer tensors repeat the edge's slice instead).
+static FailureOr<Value> padWithEdges(FunctionImporter &importer, Value x,
+                                     ArrayRef<int64_t> pads, bool reflect) {
+  OpBuilder &builder = importer.getBuilder();
+  int64_t rank = importer.getTensorType(x).getRank();
+  Value result = x;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t before = pads[d], after = pads[rank + d];
+    if (before == 0 && after == 0)
+      continue;
+    RankedTensorType type = importer.getTensorType(result);
+    int64_t extent = type.getDimSize(d);
+    // The `count` elements added before the dimension or after it.
+    auto part = [&](int64_t count, bool atEnd) -> FailureOr<Value> {
+      if (reflect) {
+        // Before: [count, ..., 1]; after: [extent - 2, ..., extent - 1 -
+        // count].
+        SmallVector<int64_t> indices;
+        for (int64_t k = 1; k <= count; ++k)
+          indices.push_back(atEnd ? extent - 1 - k : count + 1 - k);
+        return gatherSlices(importer, result, d, indices);
+      }
+      int64_t edgeIndex = atEnd ? extent - 1 : 0;
+      // fluid.broadcast_to takes floats; integers have no gradient to
+      // keep, and repeat one slice per element.
+      if (!isFloatTensor(type))
+        return gatherSlices(importer, result, d,
+                            SmallVector<int64_t>(count, edgeIndex));
+      Value edge = importer.slice(result, d, edgeIndex, 1);
+      if (count == 1)
+        return edge;
+      SmallVector<int64_t> shape(type.getShape());
+      shape[d] = count;
+      return BroadcastToOp::create(
+                 builder, importer.getLoc(),
+                 RankedTensorType::get(shape, type.getElementType()), edge)
+          .getOutput();
+    };
+    SmallVector<Value, 3> parts;
+    if (before > 0) {
+      FailureOr<Value> value = part(before, false);
+      if (failed(value))
+        return failure();
+      parts.push_back(*value);
+    }
+    parts.push_back(result);
+    if (after > 0) {
+      FailureOr<Value> value = part(after, true);
+      if (failed(value))
+        return failure();
+      parts.push_back(*value);
+    }
+    ConcatOp::Properties properties;
+    properties.setAxis(builder.getI64IntegerAttr(d));
+    FailureOr<ConcatOp> concat = importer.create<ConcatOp>(parts, properties);
+    if (failed(concat))
+      return failure();
+    result = concat->getOutput();
+  }
+  return result;
+}
+
 static LogicalResult importPad(FunctionImporter &importer,
                                const om::Node &node) {
   FailureOr<std::string> mode = importer.stringAttr("mode", "constant");
   if (failed(mode))
     return failure();
-  if (*mode != "constant")
+  if (*mode != "constant" && *mode != "reflect" && *mode != "edge")
     return importer.attributeError("mode", "'" + *mode + "'")
-           << " (only 'constant': fluid has no reflected or repeated edges)";
-  FailureOr<Value> x = importer.floatInput(0);
+           << " (expected constant, reflect or edge)";
+  // Padding with a constant builds it in the input's float type; slices
+  // and concatenations take any element type.
+  FailureOr<Value> x =
+      *mode == "constant" ? importer.floatInput(0) : importer.input(0);
   FailureOr<SmallVector<int64_t>> pads = importer.intsInput(1, "the pads");
   if (failed(x) || failed(pads))
     return failure();
@@ -562,6 +634,25 @@ static LogicalResult importPad(FunctionImporter &importer,
     FailureOr<Entry *> entry = importer.lookup(0);
     return failed(entry) ? failure() : importer.define(0, **entry);
   }
+  if (*mode != "constant") {
+    // Which elements a crop on one side and a reflection on the other
+    // take is not defined; ONNX's reference (np.pad) has no crops.
+    for (int64_t pad : *pads)
+      if (pad < 0)
+        return importer.error()
+               << "the pads " << formatShape(*pads) << " crop (a negative "
+               << "pad), which only mode 'constant' does";
+    for (int64_t d = 0; d < rank && *mode == "reflect"; ++d) {
+      int64_t extent = type.getDimSize(d);
+      int64_t widest = std::max((*pads)[d], (*pads)[rank + d]);
+      if (widest >= extent)
+        return importer.error()
+               << "mode 'reflect' pads dimension " << d << " of " << type
+               << " by " << widest << " elements; a reflection takes at most "
+               << extent - 1 << " (the dimension's size less one, as in "
+               << "PyTorch's ReflectionPad)";
+    }
+  }
   SmallVector<int64_t> shape(type.getShape());
   for (int64_t d = 0; d < rank; ++d) {
     std::optional<int64_t> sum = llvm::checkedAdd(shape[d], (*pads)[d]);
@@ -577,6 +668,11 @@ static LogicalResult importPad(FunctionImporter &importer,
   if (!isFluidTensor(RankedTensorType::get(shape, type.getElementType())))
     return importer.error() << "the pads " << formatShape(*pads) << " of "
                             << type << " make too large a tensor";
+  if (*mode != "constant") {
+    FailureOr<Value> result =
+        padWithEdges(importer, *x, *pads, *mode == "reflect");
+    return failed(result) ? failure() : importer.define(0, *result);
+  }
   // Added elements only: a convolution or an average pool may take them
   // as its own padding, so the padded tensor is built at another use.
   if (llvm::all_of(*pads, [](int64_t pad) { return pad >= 0; })) {

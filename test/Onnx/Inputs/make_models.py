@@ -324,11 +324,30 @@ save("expand-where",
                               "minus_ones_full")])
 
 # Unsupported values of these operators (errors.test).
-save("pad-reflect",
+save("pad-wrap",
      [const_ints("pads", [0, 1, 0, 1]),
       helper.make_node("Pad", ["x", "pads"], ["y"], name="pad",
-                       mode="reflect")],
+                       mode="wrap")],
      [tensor("x", [2, 3])], [tensor("y", [2, 5])])
+save("pad-reflect-wide",
+     [const_ints("pads", [0, 1, 0, 3]),
+      helper.make_node("Pad", ["x", "pads"], ["y"], name="pad",
+                       mode="reflect")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 7])])
+save("pad-edge-crop",
+     [const_ints("pads", [0, 1, -1, 0]),
+      helper.make_node("Pad", ["x", "pads"], ["y"], name="pad",
+                       mode="edge")],
+     [tensor("x", [2, 3])], [tensor("y", [1, 4])])
+save("einsum-trace",
+     [helper.make_node("Einsum", ["x"], ["y"], name="trace",
+                       equation="ii->")],
+     [tensor("x", [3, 3])], [tensor("y", [])], opset=13)
+save("einsum-extents",
+     [helper.make_node("Einsum", ["x", "w"], ["y"], name="product",
+                       equation="ij,jk->ik")],
+     [tensor("x", [2, 3]), tensor("w", [4, 5])], [tensor("y", [2, 5])],
+     opset=13)
 save("clip-runtime-bound",
      [helper.make_node("Clip", ["x", "lo"], ["y"], name="clamp")],
      [tensor("x", [2, 3]), tensor("lo", [])], [tensor("y", [2, 3])])
