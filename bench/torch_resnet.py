@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""PyTorch baseline for bench/resnet.sh: ResNet-34/50 training steps.
+"""PyTorch baseline for bench/resnet.sh: ResNet-34/50 training steps
+(also SE-ResNeXt, and torchvision's vit_b_16 and convnext_tiny for
+bench/onnx-models.sh).
 
 Matches what the Fluid executables in build/bench/ do: fp32 storage with TF32
 math, batch norm in training mode, momentum SGD (lr 0.1, momentum 0.9,
@@ -184,7 +186,8 @@ def parse_args(argv):
     p.add_argument("--model", default="resnet50",
                    choices=["resnet18", "resnet34", "resnet50", "resnet101",
                             "resnet152", "se_resnext50_32x4d",
-                            "se_resnext101_32x4d", "se_resnext152_32x4d"])
+                            "se_resnext101_32x4d", "se_resnext152_32x4d",
+                            "vit_b_16", "convnext_tiny"])
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--image-size", type=int, default=224)
     p.add_argument("--classes", type=int, default=1000)

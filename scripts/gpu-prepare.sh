@@ -18,7 +18,9 @@
 #     build/gpu-programs, resnet18-bf16-{cuda,cpu,cuda-unfused} and
 #     resnet18-nhwc-{cuda,cuda-unfused,bf16-cuda}, se-resnext50-{cpu,nhwc-cuda}
 #     (batch 4, 64x64, 10 classes); resnet50-dp{,-bf16}-cuda (--data-parallel)
-#     for bench/data-parallel.sh.
+#     for bench/data-parallel.sh; vit_b_16-onnx-cuda and
+#     convnext_tiny-onnx-cuda (torchvision through ONNX, batch 64) for
+#     bench/onnx-models.sh.
 # Then run on the GPU machine (the device tool), carrying build/lib,
 # build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
 #   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh   and/or
@@ -204,6 +206,21 @@ if [ -n "${dp_configs// /}" ] && [ -f "$build/lib/libfluid_mpi.so" ]; then
     echo "compiled $bench/resnet50-dp${variant%%:*}-cuda"
   done
 fi
+# bench/onnx-models.sh (issue 15): torchvision models through ONNX, exported
+# by Debian's PyTorch, imported at batch 64 and compiled for cuda (TF32,
+# channels-last). The ONNX files and weights stay in $build/onnx;
+# FLUID_ONNX_CONFIGS=" " skips them.
+onnx_configs="${FLUID_ONNX_CONFIGS-vit_b_16 convnext_tiny}"
+mkdir -p "$build/onnx"
+for model in $onnx_configs; do
+  /usr/bin/python3 "$root/bench/export_torchvision.py" "$model" \
+    "$build/onnx/$model.onnx"
+  "$bin/fluid-import-onnx" "$build/onnx/$model.onnx" --batch 64 \
+    --loss softmax_cross_entropy -o "$build/onnx/$model.mlir"
+  "$bin/fluid-compile" "$build/onnx/$model.mlir" --training "$resnet" \
+    -o "$bench/$model-onnx-cuda" --quiet
+  echo "compiled $bench/$model-onnx-cuda"
+done
 info="compiled $(date -u '+%Y-%m-%d %H:%M UTC') from commit $(git -C "$root" rev-parse --short HEAD)"
 if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then
   info="$info with uncommitted changes"

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Imported models on the GPU (issue 15): torchvision's vit_b_16 and
+# convnext_tiny, exported to ONNX and imported with fluid-import-onnx
+# --batch 64 --loss softmax_cross_entropy, compiled for the cuda backend
+# (TF32, channels-last, momentum SGD lr 0.1 momentum 0.9) by
+# scripts/gpu-prepare.sh into build/bench/MODEL-onnx-cuda, trained on
+# synthetic data at batch 64 against PyTorch eager (TF32, the same
+# optimizer; convnext_tiny also channels_last) in the same call. One
+# command on the GPU machine from the repository root:
+#
+#   bash bench/onnx-models.sh               (OUT=/tmp/fluid-onnx by default)
+#
+# The imported programs start from zero placeholders (the weights, 330 MB
+# for vit_b_16, stay on the build machine; the speed does not depend on
+# them); PyTorch starts from its random initialization.
+# FLUID_ONNX_CONFIGS (default "vit_b_16 convnext_tiny"), FLUID_BENCH_STEPS
+# (20) timed steps after FLUID_BENCH_WARMUP (5), one deadline
+# (FLUID_BENCH_DEADLINE_S, 400 s). Prints bench/table.py's table.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root" || exit 1
+out="${OUT:-/tmp/fluid-onnx}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+configs="${FLUID_ONNX_CONFIGS:-vit_b_16 convnext_tiny}"
+steps="${FLUID_BENCH_STEPS:-20}"
+warmup="${FLUID_BENCH_WARMUP:-5}"
+deadline="${FLUID_BENCH_DEADLINE_S:-400}"
+python="${FLUID_BENCH_PYTHON:-/opt/torch/.venv/bin/python}"
+reserve=10
+
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
+log_environment
+
+for model in $configs; do
+  fluid "$model" "$model" onnx fluid 150 --warmup "$warmup" \
+    --steps $((warmup + steps))
+  torch "$model" torch-nchw 150 --batch 64
+  if [ "$model" = convnext_tiny ]; then
+    torch "$model" torch-channels_last 150 --batch 64 \
+      --memory-format channels_last
+  fi
+done
+
+write_table bench/onnx-models.sh
+[ "$failed" -eq 0 ]
