@@ -487,6 +487,16 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
                    ConcatOp::create(builder, loc, inputType, parts, axis));
         return success();
       })
+      .Case([&](GatherOp gather) {
+        // Each slice of dy goes back to the slice it was taken from; the
+        // slices of repeated indices add up.
+        accumulate(
+            gather.getInput(),
+            GatherGradOp::create(builder, loc, gather.getInput().getType(),
+                                 gradOf(gather.getOutput()),
+                                 gather.getIndices(), gather.getAxisAttr()));
+        return success();
+      })
       .Case([&](SoftmaxOp softmax) {
         accumulate(
             softmax.getInput(),

@@ -474,6 +474,11 @@ LogicalResult FunctionRun::execute(Operation *op) {
             fluid_tensor x = in(s.getInput());
             return fluid_cpu_slice(&x, o, s.getAxis(), s.getOffset());
           })
+          .Case([&](GatherOp g) {
+            fluid_tensor x = in(g.getInput()), indices = in(g.getIndices());
+            return fluid_cpu_gather(&x, &indices, o,
+                                    normalizeAxis(g.getAxis(), x.rank));
+          })
           .Case([&](TransposeOp t) {
             fluid_transpose_params p = transposeParams(t);
             fluid_tensor x = in(t.getInput());
@@ -522,6 +527,12 @@ LogicalResult FunctionRun::execute(Operation *op) {
             fluid_avg_pool2d_params p = avgPoolParams(pool);
             fluid_tensor dy = in(pool.getGradOutput());
             return fluid_cpu_avg_pool2d_grad(&dy, o, &p);
+          })
+          .Case([&](GatherGradOp g) {
+            fluid_tensor dy = in(g.getGradOutput()),
+                         indices = in(g.getIndices());
+            return fluid_cpu_gather_grad(&dy, &indices, o,
+                                         normalizeAxis(g.getAxis(), dy.rank));
           })
           .Case([&](SoftmaxGradOp s) {
             fluid_tensor dy = in(s.getGradOutput()), y = in(s.getOutput());

@@ -718,6 +718,9 @@ LogicalResult FunctionEmitter::emitLaunch(fluid_rt::LaunchOp launch) {
         trailing.push_back(std::to_string(op.getAxis()));
         trailing.push_back(std::to_string(op.getOffset()));
       })
+      .Case<GatherOp, GatherGradOp>([&](auto op) {
+        trailing.push_back(std::to_string(normalizeAxis(op.getAxis(), rank)));
+      })
       .Case([&](TransposeOp op) {
         fluid_transpose_params p = transposeParams(op);
         trailing.push_back(paramStruct(

@@ -1,4 +1,4 @@
-//===- Shape.cpp - reshape and concat on the cpu --------------------------===//
+//===- Shape.cpp - reshape, concat and gather on the cpu ------------------===//
 //
 // Data movement only, so these work on bytes and accept every dtype.
 //
@@ -85,5 +85,30 @@ extern "C" fluid_status fluid_cpu_concat(const fluid_tensor *inputDescs,
                     chunkBytes);
       chunkOffset += chunkBytes;
     }
+  });
+}
+
+extern "C" fluid_status fluid_cpu_gather(const fluid_tensor *inputDesc,
+                                         const fluid_tensor *indicesDesc,
+                                         fluid_tensor *outputDesc,
+                                         int64_t axis) {
+  // A copy of bytes for any dtype: no widening.
+  return guard("fluid_cpu_gather", [&] {
+    CheckedTensor input = checkTensor(inputDesc, "input");
+    CheckedTensor indices = checkTensor(indicesDesc, "indices");
+    CheckedTensor output = checkTensor(outputDesc, "output");
+    int64_t extent = 0;
+    const AxisSplit split = checkGather(input, indices, output, axis, extent);
+    const std::vector<int64_t> picks = readGatherIndices(indices, extent);
+
+    // Viewed as [outer, axis, inner]: each output row of `inner` elements
+    // is one input row.
+    const int64_t rowBytes = split.inner * fluid_dtype_size(input.dtype());
+    const char *in = static_cast<const char *>(input.desc->data);
+    char *out = static_cast<char *>(output.desc->data);
+    for (int64_t o = 0; o < split.outer && rowBytes > 0; ++o)
+      for (int64_t i = 0; i < split.length; ++i)
+        std::memcpy(out + (o * split.length + i) * rowBytes,
+                    in + (o * extent + picks[i]) * rowBytes, rowBytes);
   });
 }

@@ -1,9 +1,10 @@
-//===- ShapeGrad.cpp - slice and transpose on the cpu ---------------------===//
+//===- ShapeGrad.cpp - slice, transpose and gather_grad on the cpu --------===//
 //
 // slice is the gradient of concat; transpose its own gradient (by the
 // inverse permutation). Data movement only, so both work on bytes and
 // accept every dtype. (The gradient of reshape is a reshape back,
-// fluid_cpu_reshape.)
+// fluid_cpu_reshape.) gather_grad, the gradient of gather, adds the
+// gradient's slices back where gather took them from, in double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +56,42 @@ extern "C" fluid_status fluid_cpu_slice(const fluid_tensor *inputDesc,
     for (int64_t o = 0; o < split.outer && chunkBytes > 0; ++o)
       std::memcpy(out + o * chunkBytes,
                   in + (o * split.length + offset) * innerBytes, chunkBytes);
+  });
+}
+
+extern "C" fluid_status
+fluid_cpu_gather_grad(const fluid_tensor *gradOutputDesc,
+                      const fluid_tensor *indicesDesc,
+                      fluid_tensor *gradInputDesc, int64_t axis) {
+  if (auto status =
+          throughF32("fluid_cpu_gather_grad", fluid_cpu_gather_grad,
+                     gradOutputDesc, indicesDesc, gradInputDesc, axis))
+    return *status;
+  return guard("fluid_cpu_gather_grad", [&] {
+    CheckedTensor gradOutput = checkTensor(gradOutputDesc, "grad_output");
+    CheckedTensor indices = checkTensor(indicesDesc, "indices");
+    CheckedTensor gradInput = checkTensor(gradInputDesc, "grad_input");
+    requireFloat(gradInput);
+    int64_t extent = 0;
+    const AxisSplit split =
+        checkGather(gradInput, indices, gradOutput, axis, extent);
+    const std::vector<int64_t> picks = readGatherIndices(indices, extent);
+    dispatchFloat(gradInput.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      const T *dy = gradOutput.data<T>();
+      T *dx = gradInput.data<T>();
+      // Slice r of the result accumulates the slices i with picks[i] = r.
+      std::vector<double> sums(static_cast<size_t>(gradInput.numel), 0.0);
+      for (int64_t o = 0; o < split.outer; ++o)
+        for (int64_t i = 0; i < split.length; ++i) {
+          const T *from = dy + (o * split.length + i) * split.inner;
+          double *to = sums.data() + (o * extent + picks[i]) * split.inner;
+          for (int64_t j = 0; j < split.inner; ++j)
+            to[j] += from[j];
+        }
+      for (int64_t k = 0; k < gradInput.numel; ++k)
+        dx[k] = static_cast<T>(sums[k]);
+    });
   });
 }
 

@@ -169,6 +169,36 @@ std::vector<int64_t> cpu::readClassLabels(const CheckedTensor &labels,
   return values;
 }
 
+AxisSplit cpu::checkGather(const CheckedTensor &data,
+                           const CheckedTensor &indices,
+                           const CheckedTensor &gathered, int64_t axis,
+                           int64_t &extent) {
+  if (indices.dtype() != FLUID_I64 && indices.dtype() != FLUID_I32)
+    fail(indices.name + " has dtype " + dtypeName(indices.dtype()) +
+         "; expected i64 or i32");
+  requireRank(indices, 1);
+  extent = splitAtAxis(data, axis).length;
+  requireDtype(gathered, data);
+  Shape expected = data.shape;
+  expected[axis] = indices.dim(0);
+  requireShape(gathered, expected);
+  return splitAtAxis(gathered, axis);
+}
+
+std::vector<int64_t> cpu::readGatherIndices(const CheckedTensor &indices,
+                                            int64_t extent) {
+  std::vector<int64_t> values(indices.numel);
+  for (int64_t i = 0; i < indices.numel; ++i)
+    values[i] = indices.dtype() == FLUID_I64 ? indices.data<int64_t>()[i]
+                                             : indices.data<int32_t>()[i];
+  for (int64_t i = 0; i < indices.numel; ++i)
+    if (values[i] < 0 || values[i] >= extent)
+      fail("index " + std::to_string(values[i]) + " at position " +
+           std::to_string(i) + " of " + indices.name + " is outside [0, " +
+           std::to_string(extent) + ")");
+  return values;
+}
+
 void cpu::requireLossShape(const CheckedTensor &loss, int64_t rows,
                            int32_t reduction) {
   if (reduction == FLUID_REDUCTION_NONE)

@@ -108,6 +108,21 @@ void requireClassLabelDtype(const CheckedTensor &labels);
 std::vector<int64_t> readClassLabels(const CheckedTensor &labels,
                                      int64_t classes);
 
+/// Checks the operands of gather and its gradient: `indices` is a 1-D i32
+/// or i64 tensor, and `gathered` (gather's output, the gradient's
+/// grad_output) is `data` (gather's input, the gradient's grad_input) with
+/// dimension `axis` replaced by the indices' count, in `data`'s dtype.
+/// Returns `gathered` split around the axis (length: the count) and, in
+/// `extent`, the size of `data` along the axis.
+AxisSplit checkGather(const CheckedTensor &data, const CheckedTensor &indices,
+                      const CheckedTensor &gathered, int64_t axis,
+                      int64_t &extent);
+
+/// Reads gather's indices (i64 or i32) as int64, failing unless each is in
+/// [0, extent), with a message naming the position and the value.
+std::vector<int64_t> readGatherIndices(const CheckedTensor &indices,
+                                       int64_t extent);
+
 /// Fails unless `loss`, a loss over `rows` rows or its gradient, has the
 /// shape `reduction` (a fluid_loss_reduction) gives it: [rows] for none,
 /// [] for mean and sum.

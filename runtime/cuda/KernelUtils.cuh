@@ -246,6 +246,7 @@ enum DeviceErrorKind : uint32_t {
   kBadStep,         // value: the step
   kCastNaN,         // index: element
   kCastOutOfRange,  // index: element, value or real: the element
+  kIndexOutOfRange, // index: position, value: the index, bound: the extent
 };
 
 /// The entry point that launched the kernel (names in KernelsCommon.cu).
@@ -260,6 +261,8 @@ enum DeviceErrorSource : uint32_t {
   kFromMomentumGroup,
   kFromAdamGroup,
   kFromUnscaleGrads,
+  kFromGather,
+  kFromGatherGrad,
 };
 
 /// The first error flagged on a device since fluid_cuda_check_errors last

@@ -61,6 +61,10 @@ const char *sourceName(uint32_t source) {
     return "fluid_cuda_adam_group";
   case kFromUnscaleGrads:
     return "fluid_cuda_unscale_grads";
+  case kFromGather:
+    return "fluid_cuda_gather";
+  case kFromGatherGrad:
+    return "fluid_cuda_gather_grad";
   default:
     return "a cuda kernel";
   }
@@ -107,6 +111,10 @@ std::string describe(const DeviceErrorRecord &error) {
     return "input element " + std::to_string(error.index) + " (" +
            formatElement(error) + ") is outside the range of " +
            cpu::dtypeName(error.toDtype);
+  case kIndexOutOfRange:
+    return "index " + std::to_string(error.value) + " at position " +
+           std::to_string(error.index) + " of indices is outside [0, " +
+           std::to_string(error.bound) + ")";
   default:
     return "unknown device error " + std::to_string(error.kind);
   }

@@ -1,4 +1,4 @@
-//===- KernelsShape.cu - reshape, concat, slice, broadcast_to, transpose --===//
+//===- KernelsShape.cu - reshape, concat, slice, transpose, gather... ----===//
 //
 // Data movement of any dtype, so these work on bytes. reshape is one
 // device-to-device copy; concat and slice copy a block of equal rows
@@ -15,6 +15,11 @@
 // by tile so that both the reads and the writes are coalesced, or any
 // other permutation, a gather with one division per dimension (in units
 // as wide as the innermost dimension allows when it stays innermost).
+//
+// gather copies one element per thread from the slice its index names;
+// gather_grad sums, per element of its result, the gradient's elements
+// whose index names that element's slice, in the order of the indices and
+// in double (no atomics: the cpu's result, bit for bit).
 //
 //===----------------------------------------------------------------------===//
 
@@ -531,5 +536,176 @@ fluid_cuda_transpose(fluid_cuda_context *context, const fluid_tensor *inputDesc,
     } else {
       gatherTranspose(stream, in, out, elementSize, t);
     }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// gather and gather_grad
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+template <typename Fn> void dispatchIndex(int32_t dtype, Fn &&body) {
+  if (dtype == FLUID_I64)
+    body(int64_t{});
+  else
+    body(int32_t{});
+}
+
+/// out [outer, count, inner] = in [outer, extent, inner] at the indices
+/// along the middle dimension; `rowUnits` divides by inner, `count` by the
+/// number of indices.
+template <typename Unit, typename Index, typename Pick>
+__global__ void __launch_bounds__(kBlockSize)
+    gatherKernel(const Unit *in, const Pick *indices, Unit *out, Index total,
+                 Divider<Index> rowUnits, Divider<Index> count, Index extent,
+                 DeviceErrorRecord *errors) {
+  const Index stride = Index(gridDim.x) * blockDim.x;
+  for (Index n = Index(blockIdx.x) * blockDim.x + threadIdx.x; n < total;
+       n += stride) {
+    const Index row = rowUnits.div(n);
+    const Index column = n - row * rowUnits.divisor;
+    const Index outer = count.div(row);
+    const Index position = row - outer * count.divisor;
+    const int64_t pick = int64_t(indices[position]);
+    if (pick < 0 || pick >= int64_t(extent)) {
+      out[n] = Unit{};
+      if (outer == 0 && column == 0) {
+        DeviceErrorRecord error{};
+        error.kind = kIndexOutOfRange;
+        error.source = kFromGather;
+        error.index = int64_t(position);
+        error.value = pick;
+        error.bound = int64_t(extent);
+        raiseDeviceError(errors, error);
+      }
+      continue;
+    }
+    out[n] = in[(outer * extent + Index(pick)) * rowUnits.divisor + column];
+  }
+}
+
+template <typename Unit, typename Pick>
+void launchGather(cudaStream_t stream, const CheckedTensor &input,
+                  const CheckedTensor &indices, const CheckedTensor &output,
+                  const cpu::AxisSplit &split, int64_t extent,
+                  DeviceErrorRecord *errors) {
+  const Unit *in = input.data<const Unit>();
+  const Pick *picks = indices.data<const Pick>();
+  Unit *out = output.data<Unit>();
+  if (fitsNarrowIndex(std::max(input.numel, output.numel)))
+    gatherKernel<<<gridSizeFor(output.numel), kBlockSize, 0, stream>>>(
+        in, picks, out, uint32_t(output.numel),
+        Divider<uint32_t>(uint32_t(split.inner)),
+        Divider<uint32_t>(uint32_t(split.length)), uint32_t(extent), errors);
+  else
+    gatherKernel<<<gridSizeFor(output.numel), kBlockSize, 0, stream>>>(
+        in, picks, out, uint64_t(output.numel),
+        Divider<uint64_t>(uint64_t(split.inner)),
+        Divider<uint64_t>(uint64_t(split.length)), uint64_t(extent), errors);
+  checkLaunch();
+}
+
+/// dx [outer, extent, inner]: element (o, r, j) is the sum over the
+/// positions i with indices[i] = r of dy (o, i, j), dy [outer, count,
+/// inner]. Thread 0 checks every index.
+template <typename T, typename Pick>
+__global__ void __launch_bounds__(kBlockSize)
+    gatherGradKernel(const T *dy, const Pick *indices, T *dx, int64_t total,
+                     int64_t inner, int64_t extent, int64_t count,
+                     DeviceErrorRecord *errors) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t n = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; n < total;
+       n += stride) {
+    const int64_t row = n / inner, column = n - row * inner;
+    const int64_t outer = row / extent, target = row - outer * extent;
+    const T *from = dy + outer * count * inner + column;
+    double sum = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t pick = int64_t(indices[i]);
+      if (pick == target)
+        sum += double(from[i * inner]);
+      else if (n == 0 && (pick < 0 || pick >= extent)) {
+        DeviceErrorRecord error{};
+        error.kind = kIndexOutOfRange;
+        error.source = kFromGatherGrad;
+        error.index = i;
+        error.value = pick;
+        error.bound = extent;
+        raiseDeviceError(errors, error);
+      }
+    }
+    dx[n] = T(sum);
+  }
+}
+
+} // namespace
+
+extern "C" fluid_status fluid_cuda_gather(fluid_cuda_context *context,
+                                          const fluid_tensor *inputDesc,
+                                          const fluid_tensor *indicesDesc,
+                                          fluid_tensor *outputDesc,
+                                          int64_t axis) {
+  return guard("fluid_cuda_gather", [&] {
+    cudaStream_t stream = streamFor(context);
+    CheckedTensor input = checkTensor(context, inputDesc, "input");
+    CheckedTensor indices = checkTensor(context, indicesDesc, "indices");
+    CheckedTensor output = checkTensor(context, outputDesc, "output");
+    int64_t extent = 0;
+    const cpu::AxisSplit split =
+        cpu::checkGather(input, indices, output, axis, extent);
+    if (output.numel == 0)
+      return;
+    DeviceErrorRecord *errors = deviceErrorRecord(context);
+    dispatchIndex(indices.dtype(), [&](auto index) {
+      using Pick = decltype(index);
+      switch (fluid_dtype_size(input.dtype())) {
+      case 1:
+        return launchGather<uint8_t, Pick>(stream, input, indices, output,
+                                           split, extent, errors);
+      case 2:
+        return launchGather<uint16_t, Pick>(stream, input, indices, output,
+                                            split, extent, errors);
+      case 4:
+        return launchGather<uint32_t, Pick>(stream, input, indices, output,
+                                            split, extent, errors);
+      default:
+        return launchGather<uint64_t, Pick>(stream, input, indices, output,
+                                            split, extent, errors);
+      }
+    });
+  });
+}
+
+extern "C" fluid_status
+fluid_cuda_gather_grad(fluid_cuda_context *context,
+                       const fluid_tensor *gradOutputDesc,
+                       const fluid_tensor *indicesDesc,
+                       fluid_tensor *gradInputDesc, int64_t axis) {
+  return guard("fluid_cuda_gather_grad", [&] {
+    cudaStream_t stream = streamFor(context);
+    CheckedTensor gradOutput =
+        checkTensor(context, gradOutputDesc, "grad_output");
+    CheckedTensor indices = checkTensor(context, indicesDesc, "indices");
+    CheckedTensor gradInput = checkTensor(context, gradInputDesc, "grad_input");
+    requireFloatDtype(gradInput);
+    int64_t extent = 0;
+    const cpu::AxisSplit split =
+        cpu::checkGather(gradInput, indices, gradOutput, axis, extent);
+    if (gradInput.numel == 0)
+      return;
+    DeviceErrorRecord *errors = deviceErrorRecord(context);
+    cpu::dispatchFloat(gradInput.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      dispatchIndex(indices.dtype(), [&](auto index) {
+        using Pick = decltype(index);
+        gatherGradKernel<<<gridSizeFor(gradInput.numel), kBlockSize, 0,
+                           stream>>>(gradOutput.data<const T>(),
+                                     indices.data<const Pick>(),
+                                     gradInput.data<T>(), gradInput.numel,
+                                     split.inner, extent, split.length, errors);
+        checkLaunch();
+      });
+    });
   });
 }

@@ -79,7 +79,7 @@ const char *driver::opClassOf(const char *kernel) {
                         "greater_equal", "select", "cast", "fused"}))
     return "elementwise";
   if (hasAnyStem(name, {"reshape", "concat", "slice", "broadcast_to", "copy",
-                        "transpose", "pad"}))
+                        "transpose", "pad", "gather"}))
     return "data movement";
   return "other";
 }

@@ -9,12 +9,13 @@
 # differs; `conformance.py --write-table` updates it.
 #
 # Integer graph inputs (Reshape's shape, Unsqueeze's axes, Gather's indices,
-# Slice's starts and ends), the scalar operands Clip's bounds and Pad's
-# value, and Where's BOOL condition are given to the importer as
+# Slice's starts and ends), the scalar operands Clip's bounds, Pad's value,
+# Range's start, limit and delta and Dropout's ratio, and Where's and
+# Dropout's BOOL condition and training mode are given to the importer as
 # initializers holding the test's values: fluid programs are statically
 # shaped, and the importer composes Clip, Pad and Where from fluid ops
-# around constants, so these must be known at import time, as they are in
-# exported models.
+# around constants and folds Range, so these must be known at import time,
+# as they are in exported models.
 #
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %python %s --work %t
@@ -38,7 +39,8 @@ _UINT8 = ("UINT8 elements: fluid computes in FLOAT and DOUBLE",
           "element type UINT8")
 # The graph inputs (by operator, their indices) that must be known at
 # import time although they are not integers.
-KNOWN_INPUTS = {"Clip": (1, 2), "Pad": (2,), "Where": (0,)}
+KNOWN_INPUTS = {"Clip": (1, 2), "Dropout": (1, 2), "Pad": (2,),
+                "Range": (0, 1, 2), "Where": (0,)}
 
 
 def _input_type(name):
@@ -61,8 +63,52 @@ def _cast_to(name, number):
             "supported")
 
 
+_DROPOUT_MASK = (
+    "the mask is a BOOL graph output: fluid has no BOOL tensors (the mask, "
+    "all true, is known at import time)",
+    "a constant of element type BOOL is not supported")
+_DROPOUT_TRAINING = (
+    "training_mode true with a ratio above 0: fluid does not drop at random",
+    "drops elements at random")
+_RUNTIME_MOD = (
+    "a Mod of run-time tensors: Mod is folded on values known at import "
+    "time (shape arithmetic), and fluid has no remainder op",
+    "Mod is supported on values known at import time only")
+_NOT = ("BOOL tensors: fluid has none (Not is folded on values known at "
+        "import time)", "has element type BOOL")
+_RANGE_EXPANDED = (
+    "the function body's Ceil and Loop are not imported (the operator is)",
+    "operator 'Ceil' is not supported")
+_RUNTIME_SCATTER = (
+    "reduction add or mul on run-time tensors: ScatterND is folded on values "
+    "known at import time, and only reduction none is imported at run time",
+    "is supported on values known at import time only")
+
 # test name: (reason, a part of the importer's error message).
 SKIPS = {
+    "test_dropout_default_mask": _DROPOUT_MASK,
+    "test_dropout_default_mask_ratio": _DROPOUT_MASK,
+    "test_training_dropout_zero_ratio_mask": _DROPOUT_MASK,
+    "test_training_dropout": _DROPOUT_TRAINING,
+    "test_training_dropout_default": _DROPOUT_TRAINING,
+    "test_training_dropout_default_mask": _DROPOUT_TRAINING,
+    "test_training_dropout_mask": _DROPOUT_TRAINING,
+    "test_mod_mixed_sign_float32": _RUNTIME_MOD,
+    "test_mod_mixed_sign_float64": _RUNTIME_MOD,
+    "test_mod_mixed_sign_float16": _input_type("FLOAT16"),
+    "test_mod_mixed_sign_int16": _input_type("INT16"),
+    "test_mod_mixed_sign_int8": _input_type("INT8"),
+    "test_mod_uint16": _input_type("UINT16"),
+    "test_mod_uint32": _input_type("UINT32"),
+    "test_mod_uint64": _input_type("UINT64"),
+    "test_mod_uint8": _input_type("UINT8"),
+    "test_not_2d": _NOT,
+    "test_not_3d": _NOT,
+    "test_not_4d": _NOT,
+    "test_range_float_type_positive_delta_expanded": _RANGE_EXPANDED,
+    "test_range_int32_type_negative_delta_expanded": _RANGE_EXPANDED,
+    "test_scatternd_add": _RUNTIME_SCATTER,
+    "test_scatternd_multiply": _RUNTIME_SCATTER,
     "test_add_uint8": _UINT8,
     "test_sub_uint8": _UINT8,
     "test_mul_uint8": _UINT8,
@@ -268,10 +314,12 @@ def make_table(operators, tests, outcomes):
         "body) counts for its operator. Integer graph inputs (Reshape's "
         "shape, Unsqueeze's axes,",
         "Gather's indices, Slice's starts and ends), Clip's bounds, Pad's "
-        "value and Where's condition",
-        "are bound to the test's values as initializers: fluid programs are "
-        "statically shaped, and",
-        "Clip, Pad and Where are composed of fluid ops around constants, so "
+        "value, Range's start,",
+        "limit and delta, Dropout's ratio and training mode and Where's "
+        "condition are bound to the",
+        "test's values as initializers: fluid programs are statically "
+        "shaped, Clip, Pad and Where",
+        "are composed of fluid ops around constants and Range is folded, so "
         "these must be known at",
         "import time.",
         "",

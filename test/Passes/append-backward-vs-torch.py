@@ -382,6 +382,37 @@ cases.append(("channel split", {"x": (2, 6, 3), "w": (2, 6, 3)},
                                               v["x"][:, :3]], 1)
                                    * v["w"]).mean()))
 
+# gather: repeated indices (their gradients add up), unused rows (zero
+# gradient), along the first, a middle and the last axis, i64 and i32
+# indices; a table read by two gathers and directly (swin's relative
+# position bias reads its table through one gather per block).
+for axis, picks, dtype in [(0, [3, 0, 3, 3, 1], "i64"), (1, [1, 1], "i32"),
+                           (2, [4, 0, 2, 0, 4, 1], "i64")]:
+    shape = (4, 3, 5)
+    out = tuple(len(picks) if d == axis else n for d, n in enumerate(shape))
+    itype = f"tensor<{len(picks)}x{dtype}>"
+    cases.append((f"gather axis {axis} {dtype}", {"x": shape},
+                  f"  %i = fluid.constant dense<{picks}> : {itype}\n"
+                  f"  %g = fluid.gather %x, %i {{axis = {axis} : i64}} : "
+                  f"({ty(shape)}, {itype}) -> {ty(out)}\n"
+                  f"  %t = fluid.tanh %g : {ty(out)}\n" + mean("%t", out),
+                  lambda v, a=axis, p=picks: torch.tanh(
+                      v["x"].index_select(a, torch.tensor(p))).mean()))
+table, rows = ty((6, 2)), ty((4, 2))
+cases.append(("gather twice", {"table": (6, 2), "w": (4, 2)},
+              "  %i = fluid.constant dense<[5, 0, 5, 2]> : tensor<4xi64>\n"
+              "  %j = fluid.constant dense<[1, 5, 5, 5]> : tensor<4xi64>\n"
+              f"  %a = fluid.gather %table, %i {{axis = 0 : i64}} : ({table}, tensor<4xi64>) -> {rows}\n"
+              f"  %b = fluid.gather %table, %j {{axis = 0 : i64}} : ({table}, tensor<4xi64>) -> {rows}\n"
+              f"  %c = fluid.mul %a, %b : {rows}, {rows} -> {rows}\n"
+              f"  %d = fluid.mul %c, %w : {rows}, {rows} -> {rows}\n"
+              f"  %e = fluid.tanh %table : {table}\n"
+              f"  %m1 = fluid.mean %d : {rows} -> tensor<f64>\n"
+              f"  %m2 = fluid.mean %e : {table} -> tensor<f64>\n"
+              "  %loss = fluid.add %m1, %m2 : tensor<f64>, tensor<f64> -> tensor<f64>",
+              lambda v: (v["table"][[5, 0, 5, 2]] * v["table"][[1, 5, 5, 5]]
+                         * v["w"]).mean() + torch.tanh(v["table"]).mean()))
+
 ok = all([check(name.replace(" ", "_").replace("(", "").replace(")", "")
                 .replace(",", "").replace("'", "").replace("[", "")
                 .replace("]", ""), *case)

@@ -259,6 +259,24 @@ func.func @slice_at_start() -> tensor<f32> {
 
 // -----
 
+// gather: dy's slices added back where they were taken from, with the
+// same indices.
+fluid.param @table : tensor<5x3xf32> init ones
+// CHECK-LABEL: func.func @gather
+// CHECK: %[[I:.+]] = fluid.constant dense<[4, 0, 4]> : tensor<3xi64>
+// CHECK: %[[DY:.+]] = fluid.broadcast_to %{{.+}} : tensor<1x1xf32> -> tensor<3x3xf32>
+// CHECK-NEXT: %[[DX:.+]] = fluid.gather_grad %[[DY]], %[[I]] {axis = 0 : i64} : (tensor<3x3xf32>, tensor<3xi64>) -> tensor<5x3xf32>
+// CHECK-NEXT: return %{{.+}}, %[[DX]]
+func.func @gather() -> tensor<f32> {
+  %t = fluid.get_param @table : tensor<5x3xf32>
+  %i = fluid.constant dense<[4, 0, 4]> : tensor<3xi64>
+  %g = fluid.gather %t, %i {axis = 0 : i64} : (tensor<5x3xf32>, tensor<3xi64>) -> tensor<3x3xf32>
+  %l = fluid.reduce_sum %g : tensor<3x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // broadcast_to and sum_to: each one's gradient is the other.
 fluid.param @x : tensor<3x1xf32> init ones
 // CHECK-LABEL: func.func @broadcast_and_sum

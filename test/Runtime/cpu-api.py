@@ -107,6 +107,7 @@ SIGNATURES = {
     "fluid_cpu_linear": [TENSOR] * 4,
     "fluid_cpu_reshape": UNARY,
     "fluid_cpu_concat": [TENSOR, I64, TENSOR, I64],
+    "fluid_cpu_gather": [TENSOR, TENSOR, TENSOR, I64],
     "fluid_cpu_softmax": [TENSOR, TENSOR, I64],
     "fluid_cpu_log_softmax": [TENSOR, TENSOR, I64],
     "fluid_cpu_softmax_cross_entropy": [TENSOR, TENSOR, TENSOR, I32],

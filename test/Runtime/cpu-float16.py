@@ -180,6 +180,18 @@ def cases(suite, dtype):
         assert torch.equal(out.view(torch.int16), want.view(torch.int16)), \
             "concat of 16-bit tensors is not a bitwise copy"
 
+    def gather_grad():
+        # Sums of repeated indices: computed in f32 (in double, rounded to
+        # f32), rounded once to 16 bits.
+        dy = t(5, 3)
+        indices = torch.tensor([2, 0, 2, 2, 1], dtype=torch.int64)
+
+        def oracle(a):
+            return [torch.zeros(4, 3, dtype=torch.float64)
+                    .index_add(0, indices, a[0])]
+        check(suite, "fluid_cpu_gather_grad", [dy, indices, None, 0],
+              {2: ([4, 3], dtype)}, oracle)
+
     def bad_descriptor():
         x = t(4)
         bad = torch.zeros(5, dtype=dtype)
@@ -191,6 +203,7 @@ def cases(suite, dtype):
     return [("conv2d", conv), ("matmul", matmul), ("relu and add", relu_add),
             ("max_pool2d", max_pool), ("conv2d gradients", conv_grads),
             ("relu_grad", relu_grad), ("concat", concat),
+            ("gather_grad", gather_grad),
             ("batch_norm, f32 statistics",
                                        batch_norm),
             ("softmax_cross_entropy into an f32 loss", cross_entropy),

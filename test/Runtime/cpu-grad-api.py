@@ -50,6 +50,7 @@ GRAD_SIGNATURES = {
     "fluid_cpu_broadcast_to": [TENSOR, TENSOR],
     "fluid_cpu_sum_to": [TENSOR, TENSOR],
     "fluid_cpu_slice": [TENSOR, TENSOR, api.I64, api.I64],
+    "fluid_cpu_gather_grad": [TENSOR, TENSOR, TENSOR, api.I64],
     "fluid_cpu_transpose":
         [TENSOR, TENSOR, ctypes.POINTER(api.TransposeParams)],
 }

@@ -456,6 +456,20 @@ CASES = [
     ("slice null input data", "slice",
      (desc(arr(2, 6), null_data=True), nan(2, 3), 1, 0),
      "input data is null", INVALID),
+    # gather_grad
+    ("gather_grad index out of range", "gather_grad",
+     (arr(3, 2), np.array([0, 4, 1], dtype=i64), nan(4, 2), 0),
+     "index 4 at position 1 of indices is outside [0, 4)", INVALID),
+    ("gather_grad grad_output not gather's output shape", "gather_grad",
+     (arr(3, 2), np.array([0, 1], dtype=i64), nan(4, 2), 0),
+     "grad_output shape [3,2] does not match expected [2,2]", INVALID),
+    ("gather_grad integer gradients", "gather_grad",
+     (np.ones((2, 2), dtype=i64), np.array([0, 1], dtype=i64),
+      np.zeros((4, 2), dtype=i64), 0),
+     "grad_input has dtype i64", UNSUPPORTED),
+    ("gather_grad i32 indices of rank 0", "gather_grad",
+     (arr(2), np.array(1, dtype=i32), nan(4, 2), 0),
+     "indices must have rank 1, got shape []", INVALID),
 ]
 
 

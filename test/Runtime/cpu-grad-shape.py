@@ -1,10 +1,12 @@
 # RUN: %python %s %fluid_runtime_lib
-"""fluid_cpu_broadcast_to, fluid_cpu_sum_to and fluid_cpu_slice against
-PyTorch (expand and its autograd, torch.cat's autograd) and NumPy, and as
+"""fluid_cpu_broadcast_to, fluid_cpu_sum_to, fluid_cpu_slice and
+fluid_cpu_gather_grad against PyTorch (expand and its autograd, torch.cat's
+and index_select's autograd) and NumPy, and as
 gradient rules against central finite differences of our forward kernels:
 sum_to is the gradient of a broadcasting add, mul, div with respect to the
 smaller operand, broadcast_to the gradient of reduce_sum, slice the
-gradient of concat.
+gradient of concat, gather_grad the gradient of gather (repeated indices
+add up).
 
 fluid_cpu_transpose bit for bit against numpy.transpose: ranks 0 to 6 and
 8, every permutation of ranks 2 to 4, NCHW <-> NHWC, size-1 and zero-size
@@ -69,6 +71,16 @@ CONCATS = [
 ]
 
 OTHER_DTYPES = [np.int32, np.int64, np.uint8, np.float16]
+
+# gather cases whose gradient is gather_grad: (input shape, axis,
+# indices), repeated and unused indices (their gradients add up, or are
+# zero) along every axis.
+GATHERS = [
+    ([5, 3], 0, [4, 0, 4, 2, 4]),
+    ([2, 6, 3], 1, [5, 5, 1]),
+    ([2, 3, 4], 2, [3, 0, 1, 2, 0]),
+    ([3, 4], 1, []),
+]
 
 # transpose cases: (input shape, permutations). Every permutation of ranks
 # 2 to 4 (sizes all different, so that a swapped pair shows), a few of
@@ -271,6 +283,55 @@ def slice_fd_case(suite, pieces, axis):
     return body
 
 
+def gather_forward(suite, x, indices, axis):
+    shape = list(x.shape)
+    shape[axis] = len(indices)
+    out = api.empty(shape, x.dtype)
+    suite.kernels("fluid_cpu_gather", x, indices, out, axis)
+    return out
+
+
+def gather_grad(suite, dy, indices, axis, shape):
+    out = api.empty(shape, dy.dtype)
+    suite.kernels("fluid_cpu_gather_grad", dy, indices, out, axis)
+    return out
+
+
+def gather_torch_case(suite, dtype, shape, axis, picks):
+    def body():
+        x = suite.randn(*shape, dtype=dtype)
+        indices = torch.tensor(picks, dtype=torch.int64)
+        r = suite.randn(*gather_forward(suite, x, indices, axis).shape,
+                        dtype=dtype)
+        want, = grad_api.torch_grads(lambda x: x.index_select(axis, indices),
+                                     [x], r)
+        api.expect_close(gather_grad(suite, r, indices, axis, shape), want)
+    return body
+
+
+def gather_fd_case(suite, shape, axis, picks):
+    def body():
+        x = suite.randn(*shape)
+        indices = torch.tensor(picks, dtype=torch.int32)
+        r = suite.randn(*gather_forward(suite, x, indices, axis).shape)
+        grad_api.finite_difference_check(
+            suite, lambda x: grad_api.projection(
+                gather_forward(suite, x, indices, axis), r),
+            x, gather_grad(suite, r, indices, axis, shape))
+    return body
+
+
+def gather_sum_order_case(suite):
+    """Repeated indices add up in double, rounded once: 1 + 2^-24 + 2^-24
+    is 1 + 2^-23 in f32 (adding in f32 would round each 2^-24 away)."""
+    def body():
+        dy = torch.tensor([[1.0], [2.0**-24], [2.0**-24]], dtype=torch.float32)
+        indices = torch.tensor([1, 1, 1], dtype=torch.int64)
+        got = gather_grad(suite, dy, indices, 0, [2, 1])
+        assert got[0, 0] == 0 and got[1, 0] == 1 + 2.0**-23, got
+    return body
+
+
 def transpose_values(shape, dtype):
     """Random values; for the 16-bit dtypes random bit patterns (NaNs,
     infinities and subnormals among them)."""
@@ -356,6 +417,16 @@ def main():
         suite.case(f"slice {np.dtype(dtype).name} concat of {pieces} along "
                    f"axis {axis} vs numpy",
                    slice_numpy_case(suite, dtype, pieces, axis))
+    for shape, axis, picks in GATHERS:
+        for dtype, dtype_name in api.FLOAT_DTYPES:
+            suite.case(f"gather_grad {dtype_name} {shape} axis {axis} "
+                       f"indices {picks} vs torch",
+                       gather_torch_case(suite, dtype, shape, axis, picks))
+        suite.case(f"gather_grad f64 {shape} axis {axis} indices {picks} vs "
+                   "finite differences",
+                   gather_fd_case(suite, shape, axis, picks))
+    suite.case("gather_grad sums repeated indices in double",
+               gather_sum_order_case(suite))
     for shape, perms in TRANSPOSES:
         for perm in perms:
             perm = list(perm)

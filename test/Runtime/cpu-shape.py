@@ -1,7 +1,10 @@
 # RUN: %python %s %fluid_runtime_lib
-"""fluid_cpu_reshape and fluid_cpu_concat against PyTorch, for float and
-integer dtypes (both only move data)."""
+"""fluid_cpu_reshape, fluid_cpu_concat and fluid_cpu_gather against
+PyTorch (gather: torch.index_select), for float and integer dtypes (all
+three only move data), gather also bit for bit on f16 and bf16 bit
+patterns and with i32 indices."""
 
+import ctypes
 import importlib
 import os
 import sys
@@ -31,6 +34,19 @@ CONCATS = [
     ([[2, 3, 2, 5], [2, 3, 0, 5], [2, 3, 3, 5]], 2),
     ([[4, 5]], 1),
     ([[3], [4], [5]], 0),
+]
+
+
+# (input shape, axis, indices): repeated and unused indices, along the
+# first, a middle and the last axis; one index; no index (an empty result);
+# swin's relative position bias (a [169, 3] table at 2401 indices).
+GATHERS = [
+    ([5, 3], 0, [4, 0, 4, 2]),
+    ([2, 6, 3], 1, [5, 5, 1]),
+    ([2, 3, 4], 2, [3, 0, 1, 2, 0]),
+    ([7], 0, [6]),
+    ([3, 4], 1, []),
+    ([169, 3], 0, [(i * 37) % 169 for i in range(2401)]),
 ]
 
 
@@ -69,8 +85,44 @@ def concat_case(suite, dtype, shapes, axis):
     return body
 
 
+def gather_case(suite, dtype, shape, axis, picks, index_dtype):
+    def body():
+        x = random(suite, shape, dtype)
+        indices = torch.tensor(picks, dtype=index_dtype)
+        want = x.index_select(axis, indices.long())
+        got = torch.zeros(want.shape, dtype=dtype)
+        suite.kernels("fluid_cpu_gather", x, indices, got, axis)
+        exact(got, want)
+    return body
+
+
+def gather_bits_case(suite, code):
+    def body():
+        bits = torch.randint(0, 1 << 16, (4, 5), generator=suite.generator,
+                             dtype=torch.int32).to(torch.int16)
+        indices = torch.tensor([3, 0, 3], dtype=torch.int64)
+        got = torch.zeros(4, 3, dtype=torch.int16)
+        suite.kernels(
+            "fluid_cpu_gather",
+            ctypes.byref(api.fluidrt.tensor(bits.numpy(), code)), indices,
+            ctypes.byref(api.fluidrt.tensor(got.numpy(), code)), 1)
+        exact(got, bits.index_select(1, indices))
+    return body
+
+
 def main():
     suite = api.Suite(sys.argv)
+    for shape, axis, picks in GATHERS:
+        for dtype, dtype_name in DTYPES:
+            suite.case(f"gather {dtype_name} {shape} axis {axis} "
+                       f"{len(picks)} indices",
+                       gather_case(suite, dtype, shape, axis, picks,
+                                   torch.int64))
+        suite.case(f"gather f32 {shape} axis {axis} i32 indices",
+                   gather_case(suite, torch.float32, shape, axis, picks,
+                               torch.int32))
+    for code, name in [(4, "f16"), (api.fluidrt.BF16, "bf16")]:
+        suite.case(f"gather {name} bit patterns", gather_bits_case(suite, code))
     for dtype, dtype_name in DTYPES:
         for in_shape, out_shape in RESHAPES:
             suite.case(f"reshape {dtype_name} {in_shape} -> {out_shape}",

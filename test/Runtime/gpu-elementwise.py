@@ -98,6 +98,8 @@ SIGNATURES = {
     "select": [TENSOR] * 4,
     "concat": [TENSOR, I64, TENSOR, I64],
     "slice": [TENSOR, TENSOR, I64, I64],
+    "gather": [TENSOR] * 3 + [I64],
+    "gather_grad": [TENSOR] * 3 + [I64],
     "mean": [TENSOR, TENSOR, ctypes.POINTER(ReduceParams)],
     "reduce_sum": [TENSOR, TENSOR, ctypes.POINTER(ReduceParams)],
     "transpose": [TENSOR, TENSOR, ctypes.POINTER(TransposeParams)],

@@ -13,6 +13,11 @@ wide units where the innermost dimension stays), the identity and
 permutations that are one after dropping size-1 dimensions (a copy),
 size-1 dimensions elsewhere, rank 0, zero-size tensors and an unaligned
 input; the cpu's result is checked against numpy.transpose too.
+gather for every dtype with i64 and i32 indices (repeated, unused, along
+every axis; swin's [169, 3] table at 2401 indices) and gather_grad in f32
+and f64, both bit for bit (gather_grad sums in the cpu's order, in
+double); an index outside the range is reported by
+fluid_cuda_check_errors with the cpu's message.
 Errors get the cpu backend's messages.
 """
 
@@ -93,6 +98,67 @@ def slice_case(h, shape, axis, offset, length, dtype):
         out_shape[axis] = length
         return exact(run_both(h, "slice", x, Out(out_shape, dtype), axis,
                               offset))
+    return body
+
+
+# (input shape, axis, indices).
+GATHERS = [
+    ([5, 3], 0, [4, 0, 4, 2]),
+    ([2, 6, 3], 1, [5, 5, 1]),
+    ([2, 3, 4], 2, [3, 0, 1, 2, 0]),
+    ([7], 0, [6]),
+    ([169, 3], 0, [(i * 37) % 169 for i in range(2401)]),
+]
+
+
+def gather_case(h, shape, axis, picks, dtype, index_dtype):
+    def body():
+        x = values(h, shape, dtype)
+        out_shape = list(shape)
+        out_shape[axis] = len(picks)
+        results = run_both(h, "gather", x, np.array(picks, index_dtype),
+                           Out(out_shape, dtype), axis)
+        h.expect_no_device_error()
+        return exact(results)
+    return body
+
+
+def gather_grad_case(h, shape, axis, picks, dtype):
+    def body():
+        dy_shape = list(shape)
+        dy_shape[axis] = len(picks)
+        dy = h.randn(*dy_shape, dtype=dtype)
+        results = run_both(h, "gather_grad", dy, np.array(picks, np.int64),
+                           Out(shape, dtype), axis)
+        h.expect_no_device_error()
+        return exact(results)
+    return body
+
+
+def gather_bad_index_case(h, op, index_dtype):
+    """An index outside [0, extent): the call succeeds, check_errors names
+    the index as the cpu does."""
+    def body():
+        picks = np.array([0, 7, 1], index_dtype)
+        if op == "gather":
+            source, out = np.ones((5, 3), np.float32), Out((3, 3), np.float32)
+        else:
+            source, out = np.ones((3, 3), np.float32), Out((5, 3), np.float32)
+        host_out = out.host()
+        tensor = harness.fluidrt.tensor
+        byref = harness.ctypes.byref
+        status = getattr(h.lib, "fluid_cpu_" + op)(
+            byref(tensor(source)), byref(tensor(picks)),
+            byref(tensor(host_out)), 0)
+        if status == harness.OK:
+            raise AssertionError("the cpu accepted the index")
+        cpu_text = harness.fluidcuda.last_error(h.lib)
+        device = [h.upload(source), h.upload(picks), h.upload(host_out)]
+        h.ctx(op, *device, 0)
+        for d in device:
+            d.free()
+        h.expect_device_error([f"fluid_cuda_check_errors: fluid_cuda_{op}: "
+                               + cpu_text.split(": ", 1)[1]])
     return body
 
 
@@ -292,6 +358,20 @@ def error_cases(h):
                                    harness.TransposeParams.of([0, 2, 1])),
         "transpose dtype": ("transpose", a, Out((3, 2), np.float32),
                             harness.TransposeParams.of([1, 0])),
+        "gather float indices": ("gather", a, np.ones(2), Out((2, 3), f64),
+                                 0),
+        "gather indices rank": ("gather", a, np.zeros((1, 2), np.int64),
+                                Out((2, 3), f64), 0),
+        "gather axis": ("gather", a, np.zeros(2, np.int64), Out((2, 2), f64),
+                        2),
+        "gather output shape": ("gather", a, np.zeros(2, np.int64),
+                                Out((3, 3), f64), 0),
+        "gather_grad integer": ("gather_grad", np.ones((2, 3), np.int64),
+                                np.zeros(2, np.int64), Out((2, 3), np.int64),
+                                0),
+        "gather_grad grad_output shape": ("gather_grad", a,
+                                          np.zeros(3, np.int64),
+                                          Out((4, 3), f64), 0),
     }
     for name, (op, *args) in cases.items():
         h.case(f"error {op}: {name}",
@@ -353,6 +433,21 @@ def main():
                    broadcast_case(h, shape, out_shape, dtype))
     h.case("broadcast_to f32 [3, 1] -> [3, 2^23 + 3]",
            broadcast_case(h, [3, 1], [3, (1 << 23) + 3], np.float32))
+    for shape, axis, picks in GATHERS:
+        for dtype in DTYPES:
+            h.case(f"gather {name_of(dtype)} {shape} axis {axis} "
+                   f"{len(picks)} i64 indices",
+                   gather_case(h, shape, axis, picks, dtype, np.int64))
+        h.case(f"gather float32 {shape} axis {axis} i32 indices",
+               gather_case(h, shape, axis, picks, np.float32, np.int32))
+        for dtype in (np.float32, np.float64):
+            h.case(f"gather_grad {name_of(dtype)} {shape} axis {axis} "
+                   f"{len(picks)} indices",
+                   gather_grad_case(h, shape, axis, picks, dtype))
+    for op in ("gather", "gather_grad"):
+        for index_dtype in (np.int64, np.int32):
+            h.case(f"{op} {name_of(index_dtype)} index out of range",
+                   gather_bad_index_case(h, op, index_dtype))
     transpose_cases(h)
     error_cases(h)
     h.finish()

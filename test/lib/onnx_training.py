@@ -1,7 +1,9 @@
 """Shared by the ONNX training tests (test/Onnx/merged-initializers.py,
 tied-weights.py): a tool run that fails the test with its error output,
 and momentum-SGD steps of an imported model on fluid-run (cpu backend)
-checked against the same steps of the PyTorch model."""
+checked against the same steps of the PyTorch model: train_like_torch, or
+its parts fluid_steps, torch_steps and compare_steps (torchvision-all.py
+compares one PyTorch step with the steps of the models of two opsets)."""
 
 import re
 import subprocess
@@ -22,16 +24,12 @@ def run(*command):
     return result.stdout
 
 
-def train_like_torch(net, path, inputs, labels, steps, lr, momentum,
-                     problems, rtol=1e-4, atol=1e-6):
-    """Builds momentum SGD for path("net.mlir") with fluid-opt, runs
+def fluid_steps(path, inputs, steps, lr, momentum):
+    """Builds momentum SGD for path("net.mlir") with fluid-opt and runs
     `steps` steps with fluid-run from path("net.safetensors") on `inputs`
-    ({graph input name: (.npy path, tensor)}) and `labels`, then the same
-    steps of `net` (train mode, from its current state) with torch.optim.
-    Appends to `problems` every loss off by more than 1e-5 relative, and
-    every parameter, buffer or momentum buffer off by more than `rtol`
-    relative + `atol` absolute. The model may be float32 or float64.
-    Returns (fluid losses, torch losses, number of tensors compared)."""
+    ({graph input name: (.npy path, tensor)}) and path("labels.npy"),
+    saving the parameters to path("after.safetensors"). Returns the losses
+    it printed."""
     run("fluid-opt", path("net.mlir"),
         f"--fluid-build-training=optimizer=momentum lr={lr} "
         f"momentum={momentum}", "-o", path("train.mlir"))
@@ -43,9 +41,14 @@ def train_like_torch(net, path, inputs, labels, steps, lr, momentum,
               "--input", "labels=" + path("labels.npy"),
               "--save-params", path("after.safetensors"),
               "--print-values", "1")
-    losses = [float(m.group(1)) for m in
-              re.finditer(r"output #0: \[\] f(?:32|64)  values: (\S+)", out)]
+    return [float(m.group(1)) for m in
+            re.finditer(r"output #0: \[\] f(?:32|64)  values: (\S+)", out)]
 
+
+def torch_steps(net, inputs, labels, steps, lr, momentum):
+    """The same steps of `net` (train mode, from its current state) with
+    torch.optim. Returns (losses, {state-dict name and name +
+    ".momentum_buffer": numpy array}), num_batches_tracked left out."""
     net.train()
     optimizer = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
     torch_losses = []
@@ -55,19 +58,28 @@ def train_like_torch(net, path, inputs, labels, steps, lr, momentum,
         torch_losses.append(loss.item())
         loss.backward()
         optimizer.step()
+    expected = {k: v.numpy() for k, v in net.state_dict().items()
+                if not k.endswith("num_batches_tracked")}
+    for name, p in net.named_parameters():
+        expected[name + ".momentum_buffer"] = \
+            optimizer.state[p]["momentum_buffer"].numpy()
+    return torch_losses, expected
 
+
+def compare_steps(losses, torch_losses, after, expected, problems, rtol,
+                  atol, errors=None):
+    """Appends to `problems` every loss off by more than 1e-5 relative, and
+    every tensor of `expected` that `after` (a checkpoint's tensors) lacks
+    or has off by more than `rtol` relative + `atol` absolute. If `errors`
+    is a dict, it receives {tensor name: (max |diff|, max |expected|, max
+    of |diff| / (rtol |expected| + atol))} of every tensor compared."""
+    steps = len(torch_losses)
     if len(losses) != steps:
         problems.append(f"{len(losses)} losses printed, expected {steps}")
     for step, (ours, theirs) in enumerate(zip(losses, torch_losses)):
         if abs(ours - theirs) > 1e-5 * abs(theirs):
             problems.append(f"step {step + 1}: loss {ours} vs PyTorch's "
                             f"{theirs}")
-    after = safetensors_io.load(path("after.safetensors"))
-    expected = {k: v.numpy() for k, v in net.state_dict().items()
-                if not k.endswith("num_batches_tracked")}
-    for name, p in net.named_parameters():
-        expected[name + ".momentum_buffer"] = \
-            optimizer.state[p]["momentum_buffer"].numpy()
     extra = set(after) - set(expected) - {"global_step"}
     if extra:
         problems.append(f"checkpoint has tensors {sorted(extra)} that "
@@ -77,7 +89,29 @@ def train_like_torch(net, path, inputs, labels, steps, lr, momentum,
             problems.append(f"checkpoint lacks {name}")
             continue
         diff = np.abs(after[name] - value)
+        if errors is not None:
+            errors[name] = (float(diff.max()), float(np.abs(value).max()),
+                            float((diff / (rtol * np.abs(value) + atol))
+                                  .max()))
         if np.any(diff > rtol * np.abs(value) + atol):
             problems.append(f"{name} after {steps} steps: max |diff| "
                             f"{diff.max():.3g}")
+
+
+def train_like_torch(net, path, inputs, labels, steps, lr, momentum,
+                     problems, rtol=1e-4, atol=1e-6):
+    """Builds momentum SGD for path("net.mlir") with fluid-opt, runs
+    `steps` steps with fluid-run from path("net.safetensors") on `inputs`
+    ({graph input name: (.npy path, tensor)}) and `labels`, then the same
+    steps of `net` (train mode, from its current state) with torch.optim.
+    Appends to `problems` every loss off by more than 1e-5 relative, and
+    every parameter, buffer or momentum buffer off by more than `rtol`
+    relative + `atol` absolute. The model may be float32 or float64.
+    Returns (fluid losses, torch losses, number of tensors compared)."""
+    losses = fluid_steps(path, inputs, steps, lr, momentum)
+    torch_losses, expected = torch_steps(net, inputs, labels, steps, lr,
+                                         momentum)
+    compare_steps(losses, torch_losses,
+                  safetensors_io.load(path("after.safetensors")), expected,
+                  problems, rtol, atol)
     return losses, torch_losses, len(expected)

@@ -1,15 +1,21 @@
-//===- ConstantOps.cpp - Constant and ConstantOfShape ---------------------===//
+//===- ConstantOps.cpp - Constant, ConstantOfShape and Range --------------===//
 //
 // A Constant is a value known at import time: shapes and axes computed on
 // stay known, and a constant that reaches a run-time computation becomes a
 // fluid.constant where it is first used. So is a ConstantOfShape (of a
 // known shape; F.pad's export computes its pads with one), unless it is
 // larger than a shape computation is, when it is a broadcast of its value.
+// A Range, whose length depends on its values, is computed here from known
+// start, limit and delta.
 //
 //===----------------------------------------------------------------------===//
 
 #include "OnnxImporterInternals.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace mlir;
@@ -113,6 +119,104 @@ static LogicalResult importConstantOfShape(FunctionImporter &importer,
              .getOutput());
 }
 
+/// The values start, start + delta, ... up to `limit` (excluded) in `T`:
+/// element i is start + i * delta, rounded once to T.
+template <typename T>
+static ConstTensor rangeOf(om::DataType type, T start, T delta, int64_t count) {
+  ConstTensor result;
+  result.type = type;
+  result.shape = {count};
+  result.bytes.resize(count * sizeof(T));
+  for (int64_t i = 0; i < count; ++i) {
+    T value = start + static_cast<T>(i) * delta;
+    std::memcpy(result.bytes.data() + i * sizeof(T), &value, sizeof(T));
+  }
+  return result;
+}
+
+static LogicalResult importRange(FunctionImporter &importer,
+                                 const om::Node &node) {
+  static const char *const names[] = {"the start", "the limit", "the delta"};
+  om::DataType type = om::DataType::Undefined;
+  for (unsigned i = 0; i < 3; ++i) {
+    FailureOr<om::DataType> inputType = importer.inputType(i);
+    if (failed(inputType))
+      return failure();
+    if (i == 0)
+      type = *inputType;
+    else if (*inputType != type)
+      return importer.error()
+             << "input #" << i << " '" << node.inputs[i] << "' (" << names[i]
+             << ") is " << om::getDataTypeName(*inputType) << ", input #0 is "
+             << om::getDataTypeName(type);
+  }
+  if (!getElementType(importer.getContext(), type))
+    return importer.error() << "ranges of " << om::getDataTypeName(type)
+                            << " are not supported (FLOAT, DOUBLE, INT32 or "
+                               "INT64)";
+  // The result's length depends on the values: they must be known.
+  auto tooLong = [&]() {
+    return importer.error() << "the range has more than " << kMaxKnownElements
+                            << " elements (the most a value computed at "
+                               "import time has)";
+  };
+  if (!isFloatDataType(type)) {
+    int64_t values[3];
+    for (unsigned i = 0; i < 3; ++i) {
+      FailureOr<SmallVector<int64_t>> ints = importer.intsInput(i, names[i]);
+      if (failed(ints))
+        return failure();
+      if (!importer.constantInput(i)->shape.empty())
+        return importer.error()
+               << "input #" << i << " '" << node.inputs[i] << "' (" << names[i]
+               << ") must be a scalar, got the shape "
+               << formatShape(importer.constantInput(i)->shape);
+      values[i] = ints->front();
+    }
+    int64_t start = values[0], limit = values[1], delta = values[2];
+    if (delta == 0)
+      return importer.error() << "the delta is 0";
+    // ceil((limit - start) / delta); a span beyond 64 bits is too long.
+    std::optional<int64_t> span = llvm::checkedSub(limit, start);
+    if (!span)
+      return tooLong();
+    int64_t steps = *span / delta;
+    if (*span % delta != 0 && (*span < 0) == (delta < 0))
+      ++steps;
+    if (steps > kMaxKnownElements)
+      return tooLong();
+    int64_t count = std::max<int64_t>(steps, 0);
+    ConstTensor result;
+    result.type = type;
+    result.shape = {count};
+    result.bytes.resize(count * result.getElementSize());
+    for (int64_t i = 0; i < count; ++i)
+      result.setInt(i, start + i * delta);
+    return importer.define(0, std::move(result));
+  }
+  double values[3];
+  for (unsigned i = 0; i < 3; ++i) {
+    FailureOr<double> value = importer.scalarInput(i, names[i]);
+    if (failed(value))
+      return failure();
+    values[i] = *value;
+  }
+  double start = values[0], limit = values[1], delta = values[2];
+  if (delta == 0)
+    return importer.error() << "the delta is 0";
+  double steps = std::ceil((limit - start) / delta);
+  if (!std::isfinite(start) || !std::isfinite(steps))
+    return importer.error() << "the range from " << formatNumber(start)
+                            << " to " << formatNumber(limit) << " by "
+                            << formatNumber(delta) << " is not finite";
+  if (steps > kMaxKnownElements)
+    return tooLong();
+  int64_t count = steps > 0 ? static_cast<int64_t>(steps) : 0;
+  if (type == om::DataType::Float)
+    return importer.define(0, rangeOf<float>(type, start, delta, count));
+  return importer.define(0, rangeOf<double>(type, start, delta, count));
+}
+
 std::vector<OperatorInfo> mlir::fluid::onnx_import::getConstantOperators() {
   return {
       {"Constant",
@@ -123,5 +227,6 @@ std::vector<OperatorInfo> mlir::fluid::onnx_import::getConstantOperators() {
        0,
        1},
       {"ConstantOfShape", &importConstantOfShape, {9}, {"value"}, 1, 1},
+      {"Range", &importRange, {11}, {}, 3, 1},
   };
 }

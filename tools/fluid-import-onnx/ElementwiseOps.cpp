@@ -1,14 +1,23 @@
 //===- ElementwiseOps.cpp - Arithmetic, activations, casts, softmax -------===//
 //
-// Add, Sub, Mul, Div and Pow with NumPy broadcasting; Relu, Sigmoid, Tanh,
-// Exp, Log, Sqrt and Erf (with Div, Add and Mul, torch's export of exact
-// GELU); Clip, HardSigmoid and HardSwish; Cast; Softmax and LogSoftmax;
-// Equal and Where. Integer arithmetic and casts on values known at import
-// time are folded: they compute shapes, which fluid programs need
-// statically. So are Equal, whose BOOL result fluid has no tensors for,
-// and Where on known values (torch's export of expand(n, -1, -1) computes
-// its shape with them); a Where with a known condition and run-time
-// values is a fluid.select with the condition as a 0/1 constant.
+// Add, Sub, Mul, Div, Mod and Pow with NumPy broadcasting; Relu, Sigmoid,
+// Tanh, Exp, Log, Sqrt and Erf (with Div, Add and Mul, torch's export of
+// exact GELU); Clip, HardSigmoid and HardSwish; Cast; Softmax and
+// LogSoftmax; Equal, Not and Where; Dropout. Arithmetic and casts on
+// values known at import time are folded: on integers they compute
+// shapes, which fluid programs need statically, and on floats constants
+// (swin's shifted-window attention mask, from a ConstantOfShape), each
+// result rounded once to its type as the run-time op would. So are Mod,
+// which fluid has no op for, Equal, Not and casts to BOOL, whose BOOL
+// results fluid has no tensors for, and Where on known values (torch's
+// export of expand(n, -1, -1) computes its shape with them); a Where with
+// a known condition and run-time values is a fluid.select with the
+// condition as a 0/1 constant.
+//
+// Dropout is the identity where it drops nothing: at ratio 0, and in
+// @forward unless it is in training mode. One that would drop at random
+// (in training mode, or in the @loss of --loss) is an error: fluid does
+// not drop at random, and ignoring it would train another model.
 //
 // Pow by a known 2 is x * x, bitwise what pow gives and what its gradient
 // 2 x dy is; any other exponent is a fluid.pow.
@@ -37,7 +46,7 @@ using namespace mlir::fluid;
 using namespace mlir::fluid::onnx_import;
 
 namespace {
-enum class BinaryKind { Add, Sub, Mul, Div };
+enum class BinaryKind { Add, Sub, Mul, Div, Mod };
 } // namespace
 
 template <typename OpT>
@@ -84,65 +93,134 @@ mlir::fluid::onnx_import::broadcastConstant(const ConstTensor &tensor,
   return result;
 }
 
-template <BinaryKind kind>
-static LogicalResult importBinary(FunctionImporter &importer,
-                                  const om::Node &node) {
+/// Integer `x` op `y`, or nullopt when it overflows int64_t; `fmod`
+/// picks Mod's sign: the dividend's (C's fmod) or the divisor's
+/// (Python's %).
+static std::optional<int64_t> foldInt(BinaryKind kind, int64_t x, int64_t y,
+                                      bool fmod) {
+  switch (kind) {
+  case BinaryKind::Add:
+    return llvm::checkedAdd(x, y);
+  case BinaryKind::Sub:
+    return llvm::checkedSub(x, y);
+  case BinaryKind::Mul:
+    return llvm::checkedMul(x, y);
+  case BinaryKind::Div:
+    if (y == -1 && x == std::numeric_limits<int64_t>::min())
+      return std::nullopt;
+    return x / y;
+  case BinaryKind::Mod: {
+    // x % -1 is 0, and INT64_MIN % -1 is undefined in C++.
+    int64_t rest = y == -1 ? 0 : x % y;
+    if (!fmod && rest != 0 && (rest < 0) != (y < 0))
+      rest += y;
+    return rest;
+  }
+  }
+  llvm_unreachable("unknown binary kind");
+}
+
+/// Float `x` op `y` in `T` (float or double), as the run-time op computes
+/// it: one rounding to T.
+template <typename T> static T foldFloat(BinaryKind kind, T x, T y) {
+  switch (kind) {
+  case BinaryKind::Add:
+    return x + y;
+  case BinaryKind::Sub:
+    return x - y;
+  case BinaryKind::Mul:
+    return x * y;
+  case BinaryKind::Div:
+    return x / y;
+  case BinaryKind::Mod:
+    return std::fmod(x, y);
+  }
+  llvm_unreachable("unknown binary kind");
+}
+
+/// Defines output 0 as `a` op `b`, both known at import time and of one
+/// element type: integer arithmetic on shapes and indices, and float
+/// arithmetic on constants (swin's attention mask is built from a
+/// ConstantOfShape).
+static LogicalResult foldBinary(FunctionImporter &importer, BinaryKind kind,
+                                const ConstTensor &a, const ConstTensor &b,
+                                bool fmod) {
+  if (a.type == om::DataType::Bool)
+    return importer.error() << "arithmetic on BOOL values is not supported";
+  std::optional<SmallVector<int64_t>> shape = broadcastShapes(a.shape, b.shape);
+  if (!shape)
+    return importer.error()
+           << "the operands " << formatShape(a.shape) << " and "
+           << formatShape(b.shape) << " are not broadcast-compatible";
+  if (!getKnownElementCount(*shape))
+    return importer.error()
+           << "the result " << formatShape(*shape)
+           << " of this computation at import time has more than "
+           << kMaxKnownElements << " elements";
+  ConstTensor result;
+  result.type = a.type;
+  result.shape = *shape;
+  result.bytes.resize(result.getNumElements() * result.getElementSize());
+  for (int64_t i = 0, e = result.getNumElements(); i < e; ++i) {
+    int64_t xi = broadcastIndex(i, *shape, a.shape);
+    int64_t yi = broadcastIndex(i, *shape, b.shape);
+    if (result.type == om::DataType::Float) {
+      float x, y;
+      std::memcpy(&x, a.bytes.data() + xi * 4, 4);
+      std::memcpy(&y, b.bytes.data() + yi * 4, 4);
+      float value = foldFloat(kind, x, y);
+      std::memcpy(result.bytes.data() + i * 4, &value, 4);
+      continue;
+    }
+    if (result.type == om::DataType::Double) {
+      double value = foldFloat(kind, a.getDouble(xi), b.getDouble(yi));
+      std::memcpy(result.bytes.data() + i * 8, &value, 8);
+      continue;
+    }
+    int64_t x = a.getInt(xi), y = b.getInt(yi);
+    if (y == 0 && (kind == BinaryKind::Div || kind == BinaryKind::Mod))
+      return importer.error() << "integer division by zero";
+    std::optional<int64_t> value = foldInt(kind, x, y, fmod);
+    if (!value || (result.type == om::DataType::Int32 &&
+                   *value != static_cast<int32_t>(*value)))
+      return importer.error()
+             << "integer overflow computing with " << x << " and " << y;
+    result.setInt(i, *value);
+  }
+  return importer.define(0, std::move(result));
+}
+
+/// The element types of a binary operator's two inputs, which must agree.
+static FailureOr<om::DataType> binaryType(FunctionImporter &importer) {
   FailureOr<om::DataType> lhsType = importer.inputType(0),
                           rhsType = importer.inputType(1);
   if (failed(lhsType) || failed(rhsType))
     return failure();
-  if (*lhsType != *rhsType)
-    return importer.error() << "the operands have different element types ("
-                            << om::getDataTypeName(*lhsType) << " and "
-                            << om::getDataTypeName(*rhsType) << ")";
+  if (*lhsType != *rhsType) {
+    importer.error() << "the operands have different element types ("
+                     << om::getDataTypeName(*lhsType) << " and "
+                     << om::getDataTypeName(*rhsType) << ")";
+    return failure();
+  }
+  return *lhsType;
+}
 
-  // Integer arithmetic on known values: shape computations.
+template <BinaryKind kind>
+static LogicalResult importBinary(FunctionImporter &importer,
+                                  const om::Node &node) {
+  FailureOr<om::DataType> lhsType = binaryType(importer);
+  if (failed(lhsType))
+    return failure();
+
+  // Arithmetic on known values: shape computations and constants. Floats
+  // too many to compute here are computed at run time.
   const ConstTensor *a = importer.constantInput(0),
                     *b = importer.constantInput(1);
-  if (a && b && a->isInteger()) {
+  if (a && b) {
     std::optional<SmallVector<int64_t>> shape =
         broadcastShapes(a->shape, b->shape);
-    if (!shape)
-      return importer.error()
-             << "the operands " << formatShape(a->shape) << " and "
-             << formatShape(b->shape) << " are not broadcast-compatible";
-    if (!getKnownElementCount(*shape))
-      return importer.error()
-             << "the result " << formatShape(*shape)
-             << " of this computation at import time has more than "
-             << kMaxKnownElements << " elements";
-    ConstTensor result;
-    result.type = a->type;
-    result.shape = *shape;
-    result.bytes.resize(result.getNumElements() * result.getElementSize());
-    for (int64_t i = 0, e = result.getNumElements(); i < e; ++i) {
-      int64_t x = a->getInt(broadcastIndex(i, *shape, a->shape));
-      int64_t y = b->getInt(broadcastIndex(i, *shape, b->shape));
-      std::optional<int64_t> value;
-      switch (kind) {
-      case BinaryKind::Add:
-        value = llvm::checkedAdd(x, y);
-        break;
-      case BinaryKind::Sub:
-        value = llvm::checkedSub(x, y);
-        break;
-      case BinaryKind::Mul:
-        value = llvm::checkedMul(x, y);
-        break;
-      case BinaryKind::Div:
-        if (y == 0)
-          return importer.error() << "integer division by zero";
-        if (y != -1 || x != std::numeric_limits<int64_t>::min())
-          value = x / y;
-        break;
-      }
-      if (!value || (result.type == om::DataType::Int32 &&
-                     *value != static_cast<int32_t>(*value)))
-        return importer.error()
-               << "integer overflow computing with " << x << " and " << y;
-      result.setInt(i, *value);
-    }
-    return importer.define(0, std::move(result));
+    if (!isFloatDataType(a->type) || !shape || getKnownElementCount(*shape))
+      return foldBinary(importer, kind, *a, *b, /*fmod=*/false);
   }
 
   FailureOr<Value> lhs = importer.input(0), rhs = importer.input(1);
@@ -170,8 +248,31 @@ static LogicalResult importBinary(FunctionImporter &importer,
     if (FailureOr<DivOp> op = importer.create<DivOp>(operands); succeeded(op))
       result = op->getOutput();
     break;
+  case BinaryKind::Mod:
+    llvm_unreachable("Mod has a converter of its own");
   }
   return failed(result) ? failure() : importer.define(0, *result);
+}
+
+static LogicalResult importMod(FunctionImporter &importer,
+                               const om::Node &node) {
+  FailureOr<bool> fmod = importer.boolAttr("fmod");
+  FailureOr<om::DataType> type = binaryType(importer);
+  if (failed(fmod) || failed(type))
+    return failure();
+  if (isFloatDataType(*type) && !*fmod)
+    return importer.attributeError("fmod", "0")
+           << " for " << om::getDataTypeName(*type)
+           << " operands (ONNX requires fmod = 1 for floating-point types)";
+  const ConstTensor *a = importer.constantInput(0),
+                    *b = importer.constantInput(1);
+  if (!a || !b)
+    return importer.error()
+           << "Mod is supported on values known at import time only (shape "
+              "and index arithmetic): input #"
+           << (a ? 1 : 0) << " '" << node.inputs[a ? 1 : 0]
+           << "' is computed at run time, and fluid has no remainder op";
+  return foldBinary(importer, BinaryKind::Mod, *a, *b, *fmod);
 }
 
 static FailureOr<ConstTensor> castConstant(FunctionImporter &importer,
@@ -287,6 +388,26 @@ static LogicalResult importEqual(FunctionImporter &importer,
                      : a->getDouble(x) == b->getDouble(y);
     result.setInt(i, equal);
   }
+  return importer.define(0, std::move(result));
+}
+
+static LogicalResult importNot(FunctionImporter &importer,
+                               const om::Node &node) {
+  FailureOr<om::DataType> type = importer.inputType(0);
+  if (failed(type))
+    return failure();
+  if (*type != om::DataType::Bool)
+    return importer.error()
+           << "the input must be BOOL, got " << om::getDataTypeName(*type);
+  const ConstTensor *x = importer.constantInput(0);
+  if (!x)
+    return importer.error()
+           << "input #0 '" << node.inputs[0]
+           << "' must be known at import time: fluid has no BOOL tensors, "
+              "and Not is folded (conditions of Where)";
+  ConstTensor result = *x;
+  for (int64_t i = 0, e = result.getNumElements(); i < e; ++i)
+    result.setInt(i, !x->getInt(i));
   return importer.define(0, std::move(result));
 }
 
@@ -468,8 +589,9 @@ static LogicalResult importHardSwish(FunctionImporter &importer,
   return failed(result) ? failure() : importer.define(0, result->getOutput());
 }
 
-/// `tensor` converted to `type` (FLOAT, DOUBLE, INT32 or INT64): floats to
-/// integers toward zero, as C and NumPy do.
+/// `tensor` converted to `type` (FLOAT, DOUBLE, INT32, INT64 or BOOL):
+/// floats to integers toward zero, as C and NumPy do, and anything but 0
+/// to true.
 static FailureOr<ConstTensor> castConstant(FunctionImporter &importer,
                                            const ConstTensor &tensor,
                                            om::DataType type) {
@@ -479,6 +601,10 @@ static FailureOr<ConstTensor> castConstant(FunctionImporter &importer,
   int64_t count = tensor.getNumElements();
   result.bytes.resize(count * result.getElementSize());
   for (int64_t i = 0; i < count; ++i) {
+    if (type == om::DataType::Bool) {
+      result.setInt(i, tensor.getDouble(i) != 0);
+      continue;
+    }
     if (type == om::DataType::Float || type == om::DataType::Double) {
       double value = tensor.getDouble(i);
       if (type == om::DataType::Double) {
@@ -523,12 +649,17 @@ static LogicalResult importCast(FunctionImporter &importer,
     return failure();
   bool named = *to >= 0 && *to <= static_cast<int64_t>(om::DataType::BFloat16);
   auto type = named ? static_cast<om::DataType>(*to) : om::DataType::Undefined;
-  if (!getElementType(importer.getContext(), type)) {
+  // BOOL values are conditions known at import time (swin's attention
+  // mask): fluid has no BOOL tensors.
+  bool toKnownBool =
+      type == om::DataType::Bool && importer.constantInput(0) != nullptr;
+  if (!getElementType(importer.getContext(), type) && !toKnownBool) {
     std::string value = std::to_string(*to);
     if (named)
       value += " (" + std::string(om::getDataTypeName(type)) + ")";
     return importer.attributeError("to", value)
-           << ": the importer casts to FLOAT, DOUBLE, INT32 and INT64";
+           << ": the importer casts to FLOAT, DOUBLE, INT32 and INT64 (and "
+              "to BOOL values known at import time)";
   }
   // A cast to the same type is the value itself (a known value stays
   // known, a parameter stays the parameter).
@@ -586,12 +717,83 @@ static LogicalResult importSoftmax(FunctionImporter &importer,
   return failed(result) ? failure() : importer.define(0, *result);
 }
 
+static LogicalResult importDropout(FunctionImporter &importer,
+                                   const om::Node &node) {
+  // Dropout-10 (opset 11) takes the ratio as an attribute and has no
+  // training mode; Dropout-12 takes both as inputs.
+  bool training = false;
+  FailureOr<double> ratio = 0.5;
+  if (importer.getProgram().opset < 12) {
+    ratio = importer.floatAttr("ratio", 0.5);
+  } else {
+    if (node.findAttribute("ratio"))
+      return importer.error() << "attribute 'ratio' is Dropout-10's; from "
+                                 "opset 12 the ratio is input #1";
+    if (importer.hasInput(1))
+      ratio = importer.scalarInput(1, "the ratio");
+    if (importer.hasInput(2)) {
+      FailureOr<om::DataType> modeType = importer.inputType(2);
+      if (failed(modeType))
+        return failure();
+      const ConstTensor *mode = importer.constantInput(2);
+      if (*modeType != om::DataType::Bool || !mode ||
+          mode->getNumElements() != 1)
+        return importer.error()
+               << "input #2 '" << node.inputs[2]
+               << "' (training_mode) must be a BOOL scalar known at import "
+                  "time";
+      training = mode->getInt(0) != 0;
+    }
+  }
+  FailureOr<SmallVector<int64_t>> shape = importer.inputShape(0);
+  if (failed(ratio) || failed(shape))
+    return failure();
+  if (!(*ratio >= 0 && *ratio < 1))
+    return importer.error()
+           << "the ratio " << formatNumber(*ratio) << " is not in [0, 1)";
+  // Dropping at random is not something fluid does: a Dropout that would
+  // drop is an error, not silently the identity.
+  if (*ratio > 0 && training)
+    return importer.error()
+           << "drops elements at random (ratio " << formatNumber(*ratio)
+           << ", training_mode true), which fluid does not do; export the "
+              "model with its dropout probabilities 0";
+  if (*ratio > 0 && importer.getPhase() == Phase::Training)
+    return importer.error()
+           << "would drop elements at random (ratio " << formatNumber(*ratio)
+           << ") in the training program that --loss builds, which fluid "
+              "does not do; export the model with its dropout probabilities "
+              "0 to train without dropout";
+  // The identity: a known value stays known, a parameter the parameter.
+  FailureOr<Entry *> entry = importer.lookup(0);
+  if (failed(entry) || failed(importer.define(0, **entry)))
+    return failure();
+  if (!importer.hasOutput(1))
+    return success();
+  // The mask keeps every element.
+  if (!getKnownElementCount(*shape))
+    return importer.error()
+           << "the mask " << formatShape(*shape) << " has more than "
+           << kMaxKnownElements << " elements";
+  ConstTensor mask;
+  mask.type = om::DataType::Bool;
+  mask.shape = *shape;
+  mask.bytes.assign(mask.getNumElements(), 1);
+  return importer.define(1, std::move(mask));
+}
+
 std::vector<OperatorInfo> mlir::fluid::onnx_import::getElementwiseOperators() {
   return {
       {"Add", &importBinary<BinaryKind::Add>, {1, 6, 7, 13, 14}, {}, 2, 1},
       {"Cast", &importCast, {1, 6, 9, 13}, {"to"}, 1, 1},
       {"Clip", &importClip, {1, 6, 11, 12, 13}, {}, 3, 1},
       {"Div", &importBinary<BinaryKind::Div>, {1, 6, 7, 13, 14}, {}, 2, 1},
+      {"Dropout",
+       &importDropout,
+       {1, 6, 7, 10, 12, 13},
+       {"ratio", "seed"},
+       3,
+       2},
       {"Equal", &importEqual, {1, 7, 11, 13}, {}, 2, 1},
       {"Erf", &importUnary<ErfOp>, {9, 13}, {}, 1, 1},
       {"Exp", &importUnary<ExpOp>, {1, 6, 13}, {}, 1, 1},
@@ -599,7 +801,9 @@ std::vector<OperatorInfo> mlir::fluid::onnx_import::getElementwiseOperators() {
       {"HardSwish", &importHardSwish, {14}, {}, 1, 1},
       {"Log", &importUnary<LogOp>, {1, 6, 13}, {}, 1, 1},
       {"LogSoftmax", &importSoftmax<LogSoftmaxOp>, {1, 11, 13}, {"axis"}, 1, 1},
+      {"Mod", &importMod, {10, 13}, {"fmod"}, 2, 1},
       {"Mul", &importBinary<BinaryKind::Mul>, {1, 6, 7, 13, 14}, {}, 2, 1},
+      {"Not", &importNot, {1}, {}, 1, 1},
       {"Pow", &importPow, {1, 7, 12, 13, 15}, {}, 2, 1},
       {"Relu", &importUnary<ReluOp>, {1, 6, 13, 14}, {}, 1, 1},
       {"Sigmoid", &importUnary<SigmoidOp>, {1, 6, 13}, {}, 1, 1},

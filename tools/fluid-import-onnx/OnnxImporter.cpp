@@ -94,6 +94,8 @@ static std::pair<size_t, size_t> getArity(const OperatorInfo &op,
   // The operators whose signature changed between opsets 11 and 17.
   if ((op.name == "Unsqueeze" || op.name == "ReduceSum") && opset < 13)
     return {1, 1}; // the axes became an input in Unsqueeze-13, ReduceSum-13
+  if (op.name == "Dropout" && opset < 12)
+    return {1, 2}; // the ratio and training mode became inputs in Dropout-12
   if (op.name == "BatchNormalization" && opset < 14)
     return {5, 5}; // Y, mean, var, saved_mean, saved_var until 14
   return {op.maxInputs, op.maxOutputs};
@@ -162,6 +164,20 @@ double mlir::fluid::onnx_import::toDouble(float value) {
       return std::strtod(buffer, nullptr);
   }
   return value;
+}
+
+std::string mlir::fluid::onnx_import::formatNumber(double value) {
+  // A FLOAT value (0.1f, read as 0.100000001490116) is written as the
+  // float it is.
+  bool isFloat = static_cast<double>(static_cast<float>(value)) == value;
+  char buffer[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+    if (std::strtod(buffer, nullptr) == value || std::isnan(value) ||
+        (isFloat && std::strtof(buffer, nullptr) == static_cast<float>(value)))
+      break;
+  }
+  return buffer;
 }
 
 std::string mlir::fluid::onnx_import::formatShape(ArrayRef<int64_t> shape) {

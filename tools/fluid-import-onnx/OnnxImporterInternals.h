@@ -43,8 +43,9 @@ constexpr int64_t kMaxKnownElements = int64_t(1) << 24;
 //===----------------------------------------------------------------------===//
 
 /// A tensor whose elements are known while importing: an ONNX element type
-/// (FLOAT, DOUBLE, INT32 or INT64, or BOOL, one byte of 0 or 1, which only
-/// Equal computes and Where reads), a shape and little-endian bytes.
+/// (FLOAT, DOUBLE, INT32 or INT64, or BOOL, one byte of 0 or 1, which
+/// Equal, Not, Cast and Dropout's mask compute and Where reads), a shape
+/// and little-endian bytes.
 struct ConstTensor {
   om::DataType type = om::DataType::Undefined;
   SmallVector<int64_t> shape;
@@ -176,6 +177,9 @@ double toDouble(float value);
 /// "[2, 3]" for a message; a list from a hostile model may have millions
 /// of values, of which the first few are shown.
 std::string formatShape(ArrayRef<int64_t> shape);
+
+/// "0.75", "1e-08", "inf": the shortest decimal that reads back as `value`.
+std::string formatNumber(double value);
 
 /// "node #3 'name' (Conv)", or "node #3 (Conv)" for an unnamed node.
 std::string describeNode(const om::Node &node, int index);

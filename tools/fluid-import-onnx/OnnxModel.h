@@ -51,8 +51,8 @@ struct Tensor {
   /// The elements, row-major and little-endian, when `hasData`: the reader
   /// converts FLOAT, DOUBLE, INT32 and INT64 tensors, and BOOL ones as a
   /// byte of 0 or 1 each (from raw_data, which it moves rather than copies,
-  /// or the typed fields). Other element types are described but not
-  /// converted.
+  /// the typed fields, or an external file). Other element types are
+  /// described but not converted.
   std::string bytes;
   bool hasData = false;
 
@@ -151,14 +151,25 @@ struct Model {
 /// that parsing and converting it take: protobuf turns a 2-byte empty
 /// message into an object of a hundred bytes or more, and a 1-byte varint
 /// of a repeated field into 8 bytes. When that bound exceeds
-/// `availableMemory` (negative: unknown) nothing is parsed. On failure
-/// returns false with `error` saying why: the model needs too much memory,
-/// is not a protobuf ModelProto (malformed or truncated), has no graph, or
-/// holds a tensor whose data does not match its type and shape or lies in
-/// an external file. Never throws.
+/// `availableMemory` (negative: unknown) nothing is parsed.
+///
+/// Tensors whose data lies in external files (ONNX external data, which
+/// models over protobuf's 2 GiB need) are read from files in `directory`,
+/// the model's: a location must be a relative path without '..' that stays
+/// inside `directory` once symbolic links are resolved, and name a regular
+/// file holding the tensor's bytes at its offset; each file is opened once
+/// and only the bytes needed are read, once every tensor has been checked
+/// and their total fits in `availableMemory` with the model. With an empty
+/// `directory` (a model not read from a file) external data is an error and
+/// no file is opened.
+///
+/// On failure returns false with `error` saying why: the model needs too
+/// much memory, is not a protobuf ModelProto (malformed or truncated), has
+/// no graph, or holds a tensor whose data does not match its type and shape
+/// or whose external data cannot be read as above. Never throws.
 bool readModel(const char *data, size_t size, const std::string &path,
-               int64_t availableMemory, Model &model,
-               std::string &error) noexcept;
+               int64_t availableMemory, Model &model, std::string &error,
+               const std::string &directory = std::string()) noexcept;
 
 } // namespace fluid::onnx_model
 

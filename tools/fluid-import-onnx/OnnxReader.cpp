@@ -1,6 +1,7 @@
 //===- OnnxReader.cpp - Reads an ONNX file into plain C++ data ------------===//
 //
-// The only code of fluid-import-onnx that sees protobuf. It is compiled with
+// The only code of fluid-import-onnx that sees protobuf, and the only code
+// that opens a file the model names (its external data). It is compiled with
 // exceptions (protobuf and ONNX's headers need them) and catches everything:
 // readModel reports failures through its error string.
 //
@@ -16,10 +17,19 @@
 #include <google/protobuf/message.h>
 #include <google/protobuf/stubs/logging.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace fluid::onnx_model;
 using fluid::rt::formatBytes;
@@ -141,21 +151,277 @@ static void copyValues(const Field &field, int64_t count, std::string &out,
   }
 }
 
+//===----------------------------------------------------------------------===//
+// External data
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Where a tensor's bytes lie according to its external_data entries.
+struct ExternalLocation {
+  std::string location;
+  uint64_t offset = 0;
+  /// Absent: the data runs to the end of the file.
+  std::optional<uint64_t> length;
+};
+
+/// A file of external data, open for reading.
+struct ExternalFile {
+  int fd = -1;
+  uint64_t size = 0;
+};
+
+/// A tensor's bytes to read once every tensor has been checked.
+struct ExternalRead {
+  Tensor *tensor;
+  const ExternalFile *file;
+  uint64_t offset;
+  uint64_t length;
+  std::string where;
+};
+
+/// Reads tensors' data from the files their external_data entries name.
+/// The model is hostile input, so a location is only opened when it is a
+/// relative path without '..' that stays inside the model's directory once
+/// symbolic links are resolved, and names a regular file (checked before
+/// it is opened, so that a FIFO or a device is never opened). Each file is
+/// opened once; only the bytes the tensors need are read, after every
+/// tensor has been checked and the memory they take has been.
+class ExternalDataReader {
+public:
+  /// `directory`: the model's directory; empty when the model was not read
+  /// from a file, and external data is then an error.
+  explicit ExternalDataReader(std::string directory)
+      : directory(std::move(directory)) {}
+  ExternalDataReader(const ExternalDataReader &) = delete;
+  ExternalDataReader &operator=(const ExternalDataReader &) = delete;
+  ~ExternalDataReader() {
+    for (auto &entry : files)
+      ::close(entry.second.fd);
+  }
+
+  /// Checks that the `bytes` bytes of `tensor` (`what`) lie in the file
+  /// `location` names, and records them to be read. `tensor` must stay
+  /// where it is until readAll.
+  void add(const ExternalLocation &location, uint64_t bytes, Tensor &tensor,
+           const std::string &what);
+  /// Reads the recorded tensors' bytes.
+  void readAll();
+
+  size_t getNumTensors() const { return reads.size(); }
+  uint64_t getTotalBytes() const { return totalBytes; }
+
+private:
+  const ExternalFile &open(const std::string &location,
+                           const std::string &where);
+
+  std::string directory;
+  /// `directory` with its symbolic links resolved; empty until needed.
+  std::string realDirectory;
+  /// The files opened, by resolved path.
+  std::map<std::string, ExternalFile> files;
+  std::vector<ExternalRead> reads;
+  uint64_t totalBytes = 0;
+};
+
+} // namespace
+
+/// `text` as a count of bytes: decimal digits only, at most 2^63 - 1.
+static bool parseByteCount(const std::string &text, uint64_t &value) {
+  if (text.empty())
+    return false;
+  value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (value > (static_cast<uint64_t>(INT64_MAX) - digit) / 10)
+      return false;
+    value = value * 10 + digit;
+  }
+  return true;
+}
+
+/// Reads and checks `proto`'s external_data entries, without touching the
+/// file system.
+static ExternalLocation parseExternalData(const onnx::TensorProto &proto,
+                                          const std::string &what) {
+  ExternalLocation result;
+  std::set<std::string> keys;
+  for (const onnx::StringStringEntryProto &entry : proto.external_data()) {
+    const std::string &key = entry.key();
+    const std::string &value = entry.value();
+    if (!keys.insert(key).second)
+      fail(what + " has the external_data key '" + key + "' twice");
+    if (key == "location") {
+      result.location = value;
+    } else if (key == "offset" || key == "length") {
+      uint64_t count;
+      if (!parseByteCount(value, count))
+        fail(what + " has the external_data " + key + " '" + value +
+             "', which is not a number of bytes (a decimal integer from 0 " +
+             "to 2^63 - 1)");
+      if (key == "offset")
+        result.offset = count;
+      else
+        result.length = count;
+    } else if (key != "checksum") {
+      // ONNX defines the checksum as a SHA-1 digest "of the file", which
+      // exporters do not write and readers do not agree on: not checked.
+      fail(what + " has the unknown external_data key '" + key +
+           "' (ONNX defines location, offset, length and checksum)");
+    }
+  }
+  if (!keys.count("location"))
+    fail(what + " keeps its data in an external file, but names none " +
+         "(it has no external_data 'location')");
+  const std::string &location = result.location;
+  std::string where = what + ": the external data location '" + location + "'";
+  if (location.empty())
+    fail(what + " keeps its data in an external file whose location is " +
+         "empty");
+  if (location.find('\0') != std::string::npos)
+    fail(where + " contains a NUL byte");
+  if (location.front() == '/')
+    fail(where + " is an absolute path; a location is relative to the " +
+         "model's directory");
+  for (size_t begin = 0; begin <= location.size();) {
+    size_t end = std::min(location.find('/', begin), location.size());
+    if (location.compare(begin, end - begin, "..") == 0)
+      fail(where + " has a '..' component; a location stays inside the " +
+           "model's directory");
+    begin = end + 1;
+  }
+  return result;
+}
+
+const ExternalFile &ExternalDataReader::open(const std::string &location,
+                                             const std::string &where) {
+  if (directory.empty())
+    fail(where + " cannot be read: the model was not read from a file, so " +
+         "it has no directory to find its external data in");
+  auto cannotOpen = [&](const std::string &reason) {
+    fail(where + " cannot be opened: " + reason);
+  };
+  if (realDirectory.empty()) {
+    char *resolved = ::realpath(directory.c_str(), nullptr);
+    if (!resolved)
+      cannotOpen("the model's directory '" + directory +
+                 "' cannot be resolved: " + std::strerror(errno));
+    realDirectory = resolved;
+    std::free(resolved);
+  }
+  std::string prefix =
+      realDirectory == "/" ? realDirectory : realDirectory + "/";
+  char *resolvedPath = ::realpath((prefix + location).c_str(), nullptr);
+  if (!resolvedPath)
+    cannotOpen(std::strerror(errno));
+  std::string path = resolvedPath;
+  std::free(resolvedPath);
+  if (path != realDirectory && path.compare(0, prefix.size(), prefix) != 0)
+    fail(where + " leads outside the model's directory '" + realDirectory +
+         "' (to '" + path + "', through a symbolic link)");
+
+  auto found = files.find(path);
+  if (found != files.end())
+    return found->second;
+  // Checked before it is opened: opening a FIFO would block, a device
+  // would never end.
+  struct stat before;
+  if (::stat(path.c_str(), &before) != 0)
+    cannotOpen(std::strerror(errno));
+  if (S_ISDIR(before.st_mode))
+    fail(where + " is a directory, not a file");
+  if (!S_ISREG(before.st_mode))
+    fail(where + " is not a regular file (a device, a pipe or a socket)");
+  // The resolved path has no symbolic link left; O_NOFOLLOW and O_NONBLOCK
+  // keep it so should the file be replaced by one, or by a FIFO, meanwhile.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    cannotOpen(std::strerror(errno));
+  ExternalFile &file = files[path];
+  file.fd = fd;
+  struct stat after;
+  if (::fstat(fd, &after) != 0 || !S_ISREG(after.st_mode) ||
+      after.st_dev != before.st_dev || after.st_ino != before.st_ino)
+    cannotOpen("it was replaced while it was being opened");
+  file.size = static_cast<uint64_t>(after.st_size);
+  return file;
+}
+
+void ExternalDataReader::add(const ExternalLocation &location, uint64_t bytes,
+                             Tensor &tensor, const std::string &what) {
+  std::string where =
+      what + ": the external data location '" + location.location + "'";
+  std::string need = std::to_string(tensor.getNumElements()) + " " +
+                     getDataTypeName(tensor.type) +
+                     " elements (its shape) need " + std::to_string(bytes);
+  if (location.length && *location.length != bytes)
+    fail(what + " has the external_data length " +
+         std::to_string(*location.length) + ", but " + need);
+  const ExternalFile &file = open(location.location, where);
+  std::string fileSize = " (" + std::to_string(file.size) + " bytes)";
+  if (location.offset > file.size)
+    fail(where + ": the offset " + std::to_string(location.offset) +
+         " is past the end of the file" + fileSize);
+  uint64_t rest = file.size - location.offset;
+  if (!location.length && rest != bytes)
+    fail(what + " has no external_data length, so its data is the " +
+         std::to_string(rest) + " bytes from offset " +
+         std::to_string(location.offset) + " to the end of the file, but " +
+         need);
+  if (bytes > rest)
+    fail(where + ": the " + std::to_string(bytes) + " bytes from offset " +
+         std::to_string(location.offset) + " go past the end of the file" +
+         fileSize);
+  reads.push_back({&tensor, &file, location.offset, bytes, where});
+  totalBytes =
+      totalBytes > UINT64_MAX - bytes ? UINT64_MAX : totalBytes + bytes;
+}
+
+void ExternalDataReader::readAll() {
+  for (const ExternalRead &read : reads) {
+    std::string &bytes = read.tensor->bytes;
+    bytes.resize(static_cast<size_t>(read.length));
+    for (uint64_t done = 0; done < read.length;) {
+      // Linux reads at most about 2 GiB at a time.
+      size_t chunk =
+          static_cast<size_t>(std::min<uint64_t>(read.length - done, 1 << 30));
+      ssize_t got = ::pread(read.file->fd, bytes.data() + done, chunk,
+                            static_cast<off_t>(read.offset + done));
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got < 0)
+        fail(read.where + " cannot be read: " + std::strerror(errno));
+      if (got == 0)
+        fail(read.where + " cannot be read: the file became shorter while " +
+             "it was being read");
+      done += static_cast<uint64_t>(got);
+    }
+    read.tensor->hasData = true;
+  }
+}
+
+/// Converts `proto` into `out`, which must stay where it is until
+/// `external` has read its data, if it keeps it in an external file.
 static void convertTensor(onnx::TensorProto &proto, Tensor &out,
-                          const std::string &what) {
+                          const std::string &what,
+                          ExternalDataReader &external) {
   out.name = proto.name();
-  // External data names a file by a path taken from the model: nothing is
-  // opened, whatever the path.
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL ||
-      proto.external_data_size() > 0) {
-    std::string location;
-    for (const onnx::StringStringEntryProto &entry : proto.external_data())
-      if (entry.key() == "location")
-        location = " ('" + entry.value() + "')";
-    fail(what + " keeps its data in an external file" + location +
-         ", which is not supported: save the model with its data inside " +
-         "(onnx.save_model(model, path, save_as_external_data=False)), " +
-         "within the 2 GiB that protobuf allows");
+  bool isExternal = proto.data_location() == onnx::TensorProto::EXTERNAL;
+  std::optional<ExternalLocation> location;
+  if (isExternal) {
+    if (proto.has_raw_data() || proto.float_data_size() ||
+        proto.int32_data_size() || proto.string_data_size() ||
+        proto.int64_data_size() || proto.double_data_size() ||
+        proto.uint64_data_size())
+      fail(what + " keeps its data both in an external file and in the " +
+           "model (raw_data or a typed field): which is meant is ambiguous");
+    location = parseExternalData(proto, what);
+  } else if (proto.external_data_size() > 0) {
+    fail(what + " has external_data entries, but its data_location is not " +
+         "EXTERNAL: whether its data is in the model or in a file is " +
+         "ambiguous");
   }
   int32_t type = proto.data_type();
   if (type < 0 || type > static_cast<int32_t>(DataType::BFloat16))
@@ -189,6 +455,11 @@ static void convertTensor(onnx::TensorProto &proto, Tensor &out,
     break;
   default:
     // Described, not converted: the importer rejects these element types.
+    return;
+  }
+  if (location) {
+    external.add(*location, static_cast<uint64_t>(count) * elementSize, out,
+                 what);
     return;
   }
   if (proto.has_raw_data()) {
@@ -277,7 +548,8 @@ static Attribute::Kind convertKind(const onnx::AttributeProto &proto) {
 }
 
 static void convertAttribute(onnx::AttributeProto &proto, Attribute &out,
-                             const std::string &where) {
+                             const std::string &where,
+                             ExternalDataReader &external) {
   out.name = proto.name();
   out.kind = convertKind(proto);
   out.refAttrName = proto.ref_attr_name();
@@ -289,7 +561,8 @@ static void convertAttribute(onnx::AttributeProto &proto, Attribute &out,
   out.strings.assign(proto.strings().begin(), proto.strings().end());
   if (out.kind == Attribute::Kind::Tensor)
     convertTensor(*proto.mutable_t(), out.t,
-                  where + ": the tensor of attribute '" + out.name + "'");
+                  where + ": the tensor of attribute '" + out.name + "'",
+                  external);
 }
 
 static void convertValueInfo(const onnx::ValueInfoProto &proto,
@@ -332,7 +605,8 @@ static void convertValueInfo(const onnx::ValueInfoProto &proto,
   }
 }
 
-static void convertModel(onnx::ModelProto &proto, Model &model) {
+static void convertModel(onnx::ModelProto &proto, Model &model,
+                         ExternalDataReader &external) {
   model.irVersion = proto.ir_version();
   model.producerName = proto.producer_name();
   model.producerVersion = proto.producer_version();
@@ -341,16 +615,17 @@ static void convertModel(onnx::ModelProto &proto, Model &model) {
 
   onnx::GraphProto &graph = *proto.mutable_graph();
   model.graphName = graph.name();
-  // Exact sizes: a vector grown by doubling can take twice the memory.
+  // Exact sizes: a vector grown by doubling can take twice the memory. And
+  // no vector of tensors grows once they are in it: `external` keeps
+  // pointers to them.
   model.initializers.reserve(graph.initializer_size());
   model.inputs.reserve(graph.input_size());
   model.outputs.reserve(graph.output_size());
   model.nodes.reserve(graph.node_size());
   for (onnx::TensorProto &initializer : *graph.mutable_initializer()) {
-    Tensor tensor;
-    convertTensor(initializer, tensor,
-                  "initializer '" + initializer.name() + "'");
-    model.initializers.push_back(std::move(tensor));
+    model.initializers.emplace_back();
+    convertTensor(initializer, model.initializers.back(),
+                  "initializer '" + initializer.name() + "'", external);
   }
   for (const onnx::SparseTensorProto &sparse : graph.sparse_initializer())
     model.sparseInitializerNames.push_back(sparse.values().name());
@@ -364,7 +639,7 @@ static void convertModel(onnx::ModelProto &proto, Model &model) {
   }
   for (int index = 0; index < graph.node_size(); ++index) {
     onnx::NodeProto &proto = *graph.mutable_node(index);
-    Node node;
+    Node &node = model.nodes.emplace_back();
     node.name = proto.name();
     node.opType = proto.op_type();
     node.domain = proto.domain();
@@ -375,9 +650,8 @@ static void convertModel(onnx::ModelProto &proto, Model &model) {
     node.attributes.reserve(proto.attribute_size());
     for (onnx::AttributeProto &attribute : *proto.mutable_attribute()) {
       node.attributes.emplace_back();
-      convertAttribute(attribute, node.attributes.back(), where);
+      convertAttribute(attribute, node.attributes.back(), where, external);
     }
-    model.nodes.push_back(std::move(node));
   }
 }
 
@@ -593,7 +867,8 @@ bool ParseCostEstimator::walk(const uint8_t *p, const uint8_t *end,
 bool fluid::onnx_model::readModel(const char *data, size_t size,
                                   const std::string &path,
                                   int64_t availableMemory, Model &model,
-                                  std::string &error) noexcept {
+                                  std::string &error,
+                                  const std::string &directory) noexcept {
   try {
     const std::string notOnnx =
         "'" + path + "' is not a valid ONNX file: it does not parse as a " +
@@ -614,15 +889,31 @@ bool fluid::onnx_model::readModel(const char *data, size_t size,
     uint64_t needed = structures > UINT64_MAX / 4
                           ? UINT64_MAX
                           : structures / 2 * 5 + estimator.rawDataBytes;
-    if (availableMemory >= 0 && needed > static_cast<uint64_t>(availableMemory))
+    // Checked before parsing, then with the data of the tensors kept in
+    // external files (`externalTensors`, `externalBytes`) before reading it.
+    auto checkMemory = [&](size_t externalTensors, uint64_t externalBytes) {
+      uint64_t total = needed > UINT64_MAX - externalBytes
+                           ? UINT64_MAX
+                           : needed + externalBytes;
+      if (availableMemory < 0 ||
+          total <= static_cast<uint64_t>(availableMemory))
+        return;
+      std::string external =
+          externalTensors ? ", and " + formatBytes(externalBytes) +
+                                " of data in external files for " +
+                                std::to_string(externalTensors) +
+                                (externalTensors == 1 ? " tensor" : " tensors")
+                          : std::string();
       fail("'" + path + "': reading this ONNX model needs about " +
-           formatBytes(needed) + " of memory (its " + formatBytes(size) +
+           formatBytes(total) + " of memory (its " + formatBytes(size) +
            " hold " + std::to_string(estimator.messages) +
            " protobuf messages and " +
-           std::to_string(estimator.repeatedValues) +
-           " repeated values), and only " +
+           std::to_string(estimator.repeatedValues) + " repeated values" +
+           external + "), and only " +
            formatBytes(static_cast<uint64_t>(availableMemory)) +
            " is available");
+    };
+    checkMemory(0, 0);
 
     // Parse failures are reported below, once; protobuf's own log lines
     // would only repeat them.
@@ -635,8 +926,15 @@ bool fluid::onnx_model::readModel(const char *data, size_t size,
            (proto->has_graph() ? "IR version" : "graph") +
            " (empty, truncated or another kind of file)");
     model = Model();
+    ExternalDataReader external(directory);
     try {
-      convertModel(*proto, model);
+      convertModel(*proto, model, external);
+    } catch (const ReadError &e) {
+      fail(path + ": " + e.message);
+    }
+    checkMemory(external.getNumTensors(), external.getTotalBytes());
+    try {
+      external.readAll();
     } catch (const ReadError &e) {
       fail(path + ": " + e.message);
     }

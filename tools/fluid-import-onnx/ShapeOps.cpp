@@ -1,9 +1,13 @@
 //===- ShapeOps.cpp - Reshapes, shapes, slices, padding and transposes ----===//
 //
 // Flatten, Reshape, Unsqueeze, Identity, Shape, Concat, Gather, Slice, Pad,
-// Transpose and Expand. Shapes are static: the computations on them (Shape,
-// Gather, Slice, Unsqueeze, Concat of known values) are done here, at
-// import time, and a new shape for a run-time tensor is a fluid.reshape.
+// Transpose, Expand and ScatterND. Shapes are static: the computations on
+// them (Shape, Gather, Slice, Unsqueeze, Concat, ScatterND of known
+// values) are done here, at import time, and a new shape for a run-time
+// tensor is a fluid.reshape. A Gather of a run-time tensor at one known
+// index is a fluid.slice, at several a fluid.gather; a ScatterND into a
+// run-time tensor is a fluid.gather from the data's elements and the
+// updates' joined.
 // A Pad is a concatenation with constants, unless a convolution or an
 // average pool takes its zeros as padding of its own (ConvPoolOps.cpp);
 // in modes 'reflect' and 'edge', a concatenation with slices of its input.
@@ -387,17 +391,31 @@ static LogicalResult importGather(FunctionImporter &importer,
     return importer.define(0, std::move(result));
   }
 
-  // Known indices into a run-time tensor: one slice per index, joined.
+  // Known indices into a run-time tensor: one index is a slice, several a
+  // fluid.gather with the indices as a constant.
   if (indices->empty())
     return importer.error() << "gathering no elements (empty indices) is not "
                                "supported";
   FailureOr<Value> data = importer.input(0);
   if (failed(data))
     return failure();
-  FailureOr<Value> joined = gatherSlices(importer, *data, axis, *indices);
-  if (failed(joined))
-    return failure();
-  FailureOr<Value> result = importer.reshape(*joined, shape);
+  Value gathered;
+  if (indices->size() == 1) {
+    gathered = importer.slice(*data, axis, indices->front(), 1);
+  } else {
+    FailureOr<Value> picks = importer.constant(
+        ConstTensor::ofInts(*indices, {static_cast<int64_t>(indices->size())}));
+    if (failed(picks))
+      return failure();
+    GatherOp::Properties properties;
+    properties.setAxis(importer.getBuilder().getI64IntegerAttr(axis));
+    FailureOr<GatherOp> gather =
+        importer.create<GatherOp>({*data, *picks}, properties);
+    if (failed(gather))
+      return failure();
+    gathered = gather->getOutput();
+  }
+  FailureOr<Value> result = importer.reshape(gathered, shape);
   return failed(result) ? failure() : importer.define(0, *result);
 }
 
@@ -783,6 +801,166 @@ static LogicalResult importExpand(FunctionImporter &importer,
                                 .getOutput());
 }
 
+/// `target` op= `update` (both elements of one tensor type) for a
+/// ScatterND's reduction: 'none' replaces, 'add' adds, 'mul' multiplies.
+static void scatterElement(ConstTensor &target, int64_t index,
+                           const ConstTensor &updates, int64_t from,
+                           StringRef reduction) {
+  size_t size = target.getElementSize();
+  if (reduction == "none") {
+    std::memcpy(target.bytes.data() + index * size,
+                updates.bytes.data() + from * size, size);
+    return;
+  }
+  bool add = reduction == "add";
+  if (target.type == om::DataType::Float) {
+    float x, y;
+    std::memcpy(&x, target.bytes.data() + index * 4, 4);
+    std::memcpy(&y, updates.bytes.data() + from * 4, 4);
+    float value = add ? x + y : x * y;
+    std::memcpy(target.bytes.data() + index * 4, &value, 4);
+  } else if (target.type == om::DataType::Double) {
+    double x = target.getDouble(index), y = updates.getDouble(from);
+    double value = add ? x + y : x * y;
+    std::memcpy(target.bytes.data() + index * 8, &value, 8);
+  } else {
+    // Integers wrap, as they do in ONNX's reference.
+    uint64_t x = target.getInt(index), y = updates.getInt(from);
+    target.setInt(index, static_cast<int64_t>(add ? x + y : x * y));
+  }
+}
+
+static LogicalResult importScatterND(FunctionImporter &importer,
+                                     const om::Node &node) {
+  FailureOr<std::string> reduction = importer.stringAttr("reduction", "none");
+  FailureOr<SmallVector<int64_t>> dataShape = importer.inputShape(0);
+  FailureOr<SmallVector<int64_t>> indices =
+      importer.intsInput(1, "the indices");
+  FailureOr<SmallVector<int64_t>> updatesShape = importer.inputShape(2);
+  FailureOr<om::DataType> dataType = importer.inputType(0),
+                          updatesType = importer.inputType(2);
+  if (failed(reduction) || failed(dataShape) || failed(indices) ||
+      failed(updatesShape) || failed(dataType) || failed(updatesType))
+    return failure();
+  if (*reduction != "none" && *reduction != "add" && *reduction != "mul")
+    return importer.attributeError("reduction", "'" + *reduction + "'")
+           << " (expected none, add or mul)";
+  if (importer.getProgram().opset < 16 && node.findAttribute("reduction"))
+    return importer.error()
+           << "attribute 'reduction' is ScatterND-16's; opset "
+           << importer.getProgram().opset << " does not define it";
+  if (*dataType != *updatesType)
+    return importer.error() << "the data and the updates have different "
+                               "element types ("
+                            << om::getDataTypeName(*dataType) << " and "
+                            << om::getDataTypeName(*updatesType) << ")";
+  // Each of the indices' last dimension's tuples (of k values) picks an
+  // element or a slice of the data: the indices [..., k] and the updates
+  // [..., data dimensions from k on].
+  ArrayRef<int64_t> indicesShape = importer.constantInput(1)->shape;
+  int64_t rank = dataShape->size();
+  if (indicesShape.empty())
+    return importer.error() << "the indices must have rank >= 1";
+  int64_t k = indicesShape.back();
+  if (k == 0)
+    return importer.error() << "the indices " << formatShape(indicesShape)
+                            << " have tuples of no values (the last "
+                               "dimension is 0)";
+  if (k > rank)
+    return importer.error()
+           << "the indices " << formatShape(indicesShape) << " index " << k
+           << " dimensions of data of rank " << rank;
+  SmallVector<int64_t> expected(indicesShape.drop_back());
+  expected.append(dataShape->begin() + k, dataShape->end());
+  if (*updatesShape != expected)
+    return importer.error()
+           << "the updates " << formatShape(*updatesShape) << " must have the "
+           << "shape " << formatShape(expected) << " (the indices' leading "
+           << "dimensions, then the data's from dimension " << k << " on)";
+  // Each tuple's first element in the data (row-major), and the elements
+  // of each slice.
+  SmallVector<int64_t> strides = denseStrides(*dataShape);
+  int64_t sliceSize = 1;
+  for (int64_t d = k; d < rank; ++d)
+    sliceSize *= (*dataShape)[d];
+  SmallVector<int64_t> offsets;
+  for (size_t t = 0; t < indices->size(); t += k) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t index = (*indices)[t + d], extent = (*dataShape)[d];
+      if (index < -extent || index >= extent)
+        return importer.error()
+               << "index " << index << " is out of range for dimension " << d
+               << " of size " << extent;
+      offset += (index < 0 ? index + extent : index) * strides[d];
+    }
+    offsets.push_back(offset);
+  }
+
+  const ConstTensor *data = importer.constantInput(0),
+                    *updates = importer.constantInput(2);
+  if (data && updates) {
+    ConstTensor result = *data;
+    // In order: with 'none', a later update of an element wins.
+    for (auto [t, offset] : llvm::enumerate(offsets))
+      for (int64_t e = 0; e < sliceSize; ++e)
+        scatterElement(result, offset + e, *updates, t * sliceSize + e,
+                       *reduction);
+    return importer.define(0, std::move(result));
+  }
+  // No update: the data as it is.
+  if (offsets.empty()) {
+    FailureOr<Entry *> entry = importer.lookup(0);
+    return failed(entry) ? failure() : importer.define(0, **entry);
+  }
+  if (*reduction != "none")
+    return importer.error()
+           << "reduction '" << *reduction
+           << "' is supported on values known at import time only; on "
+              "run-time tensors, 'none' is";
+  // At run time: the data's elements and then the updates', flattened and
+  // joined, and a fluid.gather that picks each result element from one of
+  // them (the last update of an element wins, as in ONNX's reference).
+  std::optional<int64_t> dataCount = getKnownElementCount(*dataShape);
+  if (!dataCount)
+    return importer.error()
+           << "the data " << formatShape(*dataShape) << " has more than "
+           << kMaxKnownElements
+           << " elements; a scatter into run-time data builds a constant "
+              "map of its elements";
+  int64_t updateCount = static_cast<int64_t>(offsets.size()) * sliceSize;
+  FailureOr<Value> dataValue = importer.input(0),
+                   updatesValue = importer.input(2);
+  if (failed(dataValue) || failed(updatesValue))
+    return failure();
+  FailureOr<Value> flatData = importer.reshape(*dataValue, {*dataCount});
+  FailureOr<Value> flatUpdates = importer.reshape(*updatesValue, {updateCount});
+  if (failed(flatData) || failed(flatUpdates))
+    return failure();
+  ConcatOp::Properties concatProperties;
+  concatProperties.setAxis(importer.getBuilder().getI64IntegerAttr(0));
+  FailureOr<ConcatOp> joined =
+      importer.create<ConcatOp>({*flatData, *flatUpdates}, concatProperties);
+  if (failed(joined))
+    return failure();
+  SmallVector<int64_t> map = llvm::to_vector(llvm::seq<int64_t>(0, *dataCount));
+  for (auto [t, offset] : llvm::enumerate(offsets))
+    for (int64_t e = 0; e < sliceSize; ++e)
+      map[offset + e] = *dataCount + static_cast<int64_t>(t) * sliceSize + e;
+  FailureOr<Value> picks =
+      importer.constant(ConstTensor::ofInts(map, {*dataCount}));
+  if (failed(picks))
+    return failure();
+  GatherOp::Properties gatherProperties;
+  gatherProperties.setAxis(importer.getBuilder().getI64IntegerAttr(0));
+  FailureOr<GatherOp> gather = importer.create<GatherOp>(
+      {joined->getOutput(), *picks}, gatherProperties);
+  if (failed(gather))
+    return failure();
+  FailureOr<Value> result = importer.reshape(gather->getOutput(), *dataShape);
+  return failed(result) ? failure() : importer.define(0, *result);
+}
+
 std::vector<OperatorInfo> mlir::fluid::onnx_import::getShapeOperators() {
   return {
       {"Concat", &importConcat, {1, 4, 11, 13}, {"axis"}, kAnyNumber, 1},
@@ -792,6 +970,7 @@ std::vector<OperatorInfo> mlir::fluid::onnx_import::getShapeOperators() {
       {"Identity", &importIdentity, {1, 13, 14, 16}, {}, 1, 1},
       {"Pad", &importPad, {1, 2, 11, 13}, {"mode"}, 3, 1},
       {"Reshape", &importReshape, {1, 5, 13, 14}, {"allowzero"}, 2, 1},
+      {"ScatterND", &importScatterND, {11, 13, 16}, {"reduction"}, 3, 1},
       {"Shape", &importShape, {1, 13, 15}, {"end", "start"}, 1, 1},
       {"Slice", &importSlice, {1, 10, 11, 13}, {}, 5, 1},
       {"Transpose", &importTranspose, {1, 13}, {"perm"}, 1, 1},

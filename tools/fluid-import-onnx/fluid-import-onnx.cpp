@@ -10,7 +10,8 @@
 // program (ParamsFile.h), whose parameters are zero placeholders until the
 // values are loaded. Both files are written in full or not at all. The model is
 // checked before it is read (a regular file, within protobuf's 2 GiB and the
-// memory available) and mapped rather than copied.
+// memory available) and mapped rather than copied; tensors whose data lies in
+// external files (ONNX external data) are read from the model's directory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -261,8 +262,15 @@ are folded.
 
 What is checked before anything is imported:
   - the model is a regular file of at most 2 GiB (protobuf's limit), and
-    reading it fits in the memory available; tensors whose data is in an
-    external file are refused, and no file the model names is opened;
+    reading it, with the data of the tensors it keeps in external files
+    (ONNX external data, as torch.onnx.export writes models over 2 GiB),
+    fits in the memory available;
+  - an external file is opened only if its location is a relative path
+    without '..' or NUL that stays inside the model's directory once
+    symbolic links are resolved, and it is a regular file (not a
+    directory, a device or a pipe); each tensor's offset and length must
+    lie within the file and match its shape; no other file the model
+    names is opened;
   - the graph is well formed: nodes in topological order, each value
     assigned once (by a graph input, an initializer or one node output),
     no node with more inputs or outputs than its operator has or without
@@ -339,9 +347,11 @@ with -o - but no --params-out).
     return 1;
   om::Model model;
   std::string readError;
+  // External data lies in the model's directory, as the path names it.
+  std::string directory = llvm::sys::path::parent_path(inputFilename).str();
   bool read = om::readModel(buffer->getBufferStart(), buffer->getBufferSize(),
                             inputFilename, fluid_available_host_memory(), model,
-                            readError);
+                            readError, directory.empty() ? "." : directory);
   // The model holds what it needs; the file's bytes are not used again.
   buffer.reset();
   if (!read) {

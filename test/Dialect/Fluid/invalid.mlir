@@ -550,6 +550,69 @@ func.func @f(%a: tensor<2x3x4xf32>) -> tensor<2x6x4xf32> {
 
 // -----
 
+func.func @f(%x: tensor<f32>, %i: tensor<2xi64>) {
+  // expected-error @+2 {{input must have rank >= 1, got 'tensor<f32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = fluid.gather %x, %i {axis = 0 : i64} : (tensor<f32>, tensor<2xi64>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<5x3xf32>, %i: tensor<2x2xi64>) {
+  // expected-error @+2 {{indices must be a 1-D tensor of i32 or i64, got 'tensor<2x2xi64>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = fluid.gather %x, %i {axis = 0 : i64} : (tensor<5x3xf32>, tensor<2x2xi64>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<5x3xf32>, %i: tensor<2xf32>) {
+  // expected-error @+1 {{'fluid.gather' op operand #1 must be statically shaped tensor of i32 or i64}}
+  %0 = "fluid.gather"(%x, %i) {axis = 0 : i64} : (tensor<5x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<5x3xf32>, %i: tensor<2xi64>) {
+  // expected-error @+2 {{'axis' 2 is out of range for rank 2 (expected -2 to 1)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = fluid.gather %x, %i {axis = 2 : i64} : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<5x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<5x3xf32>, %i: tensor<2xi64>) {
+  // expected-error @+2 {{'fluid.gather' op inferred type(s) 'tensor<2x3xf32>' are incompatible with return type(s) of operation 'tensor<3x3xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = fluid.gather %x, %i {axis = 0 : i64} : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+// Constant indices are checked against the dimension they index.
+func.func @f(%x: tensor<5x3xf32>) {
+  %i = fluid.constant dense<[0, 3, 4]> : tensor<3xi64>
+  // expected-error @+1 {{'fluid.gather' op index 3 (element 1 of the indices) is outside [0, 3), the size of axis 1}}
+  %0 = fluid.gather %x, %i {axis = -1 : i64} : (tensor<5x3xf32>, tensor<3xi64>) -> tensor<5x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<5x3xf32>) {
+  %i = fluid.constant dense<[-1]> : tensor<1xi32>
+  // expected-error @+1 {{'fluid.gather' op index -1 (element 0 of the indices) is outside [0, 5), the size of axis 0}}
+  %0 = fluid.gather %x, %i {axis = 0 : i64} : (tensor<5x3xf32>, tensor<1xi32>) -> tensor<1x3xf32>
+  return
+}
+
+// -----
+
 // Every input fits in 64 bits, but their sizes along the axis do not add up.
 func.func @f(%a: tensor<2305843009213693951xi32>) -> tensor<2xi32> {
   // expected-error @+2 {{the concatenated dimension overflows 64 bits}}

@@ -161,6 +161,19 @@ func.func @linalg(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>, %bt: tensor<5x8xf32>
   return %0, %1, %2, %3, %4 : tensor<4x5xf32>, tensor<8x8xf32>, tensor<3x4x2xf32>, tensor<4x5xf32>, tensor<4x5xf32>
 }
 
+// CHECK-LABEL: func.func @gather
+func.func @gather(%table: tensor<169x3xf32>, %index: tensor<2401xi64>, %l: tensor<6xi64>, %rows: tensor<2xi32>)
+    -> (tensor<2401x3xf32>, tensor<169x2xf32>, tensor<2xi64>) {
+  // CHECK: fluid.gather %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<169x3xf32>, tensor<2401xi64>) -> tensor<2401x3xf32>
+  %0 = fluid.gather %table, %index {axis = 0 : i64} : (tensor<169x3xf32>, tensor<2401xi64>) -> tensor<2401x3xf32>
+  // A negative axis counts from the end; i32 indices; integer data.
+  // CHECK: fluid.gather %{{.*}}, %{{.*}} {axis = -1 : i64} : (tensor<169x3xf32>, tensor<2xi32>) -> tensor<169x2xf32>
+  %1 = fluid.gather %table, %rows {axis = -1 : i64} : (tensor<169x3xf32>, tensor<2xi32>) -> tensor<169x2xf32>
+  // CHECK: fluid.gather %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<6xi64>, tensor<2xi32>) -> tensor<2xi64>
+  %2 = fluid.gather %l, %rows {axis = 0 : i64} : (tensor<6xi64>, tensor<2xi32>) -> tensor<2xi64>
+  return %0, %1, %2 : tensor<2401x3xf32>, tensor<169x2xf32>, tensor<2xi64>
+}
+
 // CHECK-LABEL: func.func @shapes
 func.func @shapes(%x: tensor<2x3x4x5xf32>, %y: tensor<2x1x4x5xf32>, %l: tensor<6xi64>)
     -> (tensor<6x20xf32>, tensor<2x60xf32>, tensor<2x4x4x5xf32>, tensor<3x2xi64>, tensor<1x120xf32>) {

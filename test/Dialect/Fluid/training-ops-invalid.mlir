@@ -389,3 +389,36 @@ func.func @f(%x: tensor<4xf32>) {
   %0 = "fluid.erf"(%x) : (tensor<4xf32>) -> tensor<4xf64>
   return
 }
+
+// -----
+
+func.func @f(%dy: tensor<4x3xf32>, %i: tensor<4xi64>) {
+  // expected-error @+1 {{'fluid.gather_grad' op grad_output has type 'tensor<4x3xf32>', but the forward op's output would be 'tensor<5x4xf32>'}}
+  %0 = fluid.gather_grad %dy, %i {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<5x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<4x3xf32>, %i: tensor<4xi64>) {
+  // expected-error @+1 {{'axis' -3 is out of range for rank 2 (expected -2 to 1)}}
+  %0 = fluid.gather_grad %dy, %i {axis = -3 : i64} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<5x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<4x3xi64>, %i: tensor<4xi64>) {
+  // expected-error @+1 {{'fluid.gather_grad' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64}}
+  %0 = "fluid.gather_grad"(%dy, %i) {axis = 0 : i64} : (tensor<4x3xi64>, tensor<4xi64>) -> tensor<5x3xi64>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<2x3xf32>) {
+  %i = fluid.constant dense<[1, 5]> : tensor<2xi64>
+  // expected-error @+1 {{'fluid.gather_grad' op index 5 (element 1 of the indices) is outside [0, 5), the size of axis 0}}
+  %0 = fluid.gather_grad %dy, %i {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<5x3xf32>
+  return
+}

@@ -45,6 +45,16 @@ func.func @shapes(%x: tensor<8x64x1x1xf32>, %y: tensor<8x96x7x7xf32>) -> (tensor
   return %0, %1, %2 : tensor<8x64x7x7xf32>, tensor<64x1x1xf32>, tensor<8x32x7x7xf32>
 }
 
+// CHECK-LABEL: func.func @gather_grad
+func.func @gather_grad(%dy: tensor<2401x3xf32>, %index: tensor<2401xi64>, %ddy: tensor<4x2xf64>, %rows: tensor<2xi32>)
+    -> (tensor<169x3xf32>, tensor<4x7xf64>) {
+  // CHECK: fluid.gather_grad %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<2401x3xf32>, tensor<2401xi64>) -> tensor<169x3xf32>
+  %0 = fluid.gather_grad %dy, %index {axis = 0 : i64} : (tensor<2401x3xf32>, tensor<2401xi64>) -> tensor<169x3xf32>
+  // CHECK: fluid.gather_grad %{{.*}}, %{{.*}} {axis = -1 : i64} : (tensor<4x2xf64>, tensor<2xi32>) -> tensor<4x7xf64>
+  %1 = fluid.gather_grad %ddy, %rows {axis = -1 : i64} : (tensor<4x2xf64>, tensor<2xi32>) -> tensor<4x7xf64>
+  return %0, %1 : tensor<169x3xf32>, tensor<4x7xf64>
+}
+
 // CHECK-LABEL: func.func @grads
 func.func @grads(%dy: tensor<2x8x5x4xf32>, %x: tensor<2x4x9x7xf32>, %w: tensor<8x4x3x3xf32>,
                  %bdy: tensor<2x8x5x5xf32>, %bx: tensor<2x8x5x5xf32>, %c: tensor<8xf32>,

@@ -1,8 +1,8 @@
 """Writes the hostile ONNX files that hostile-files.test reads, into the
 folder given as the only argument: tensors whose data does not match their
-shape or lies in another file, and small files that protobuf would expand
-into gigabytes. Some are written as raw protobuf bytes, since the onnx
-package cannot build them."""
+shape, and small files that protobuf would expand into gigabytes (tensors
+whose data lies in other files are make_external_data.py's). Some are
+written as raw protobuf bytes, since the onnx package cannot build them."""
 
 import os
 import sys
@@ -77,22 +77,6 @@ save("dims-overflow", matmul_model(raw_tensor([1 << 40, 1 << 40])))
 save("dims-negative", matmul_model(raw_tensor([3, -4])))
 save("string-initializer",
      matmul_model(raw_tensor([3, 4], TensorProto.STRING, strings=[b"a"] * 12)))
-
-# --- external data: the model names a file; nothing is opened -------------
-# The referenced file exists, beside the model and outside its folder.
-with open(os.path.join(out, "weights.bin"), "wb") as f:
-    f.write(np.ones((3, 4), np.float32).tobytes())
-for name, location in [("external-beside", "weights.bin"),
-                       ("external-escape", "../../../../../../etc/passwd"),
-                       ("external-absolute", "/etc/passwd")]:
-    external = raw_tensor([3, 4])
-    external.data_location = TensorProto.EXTERNAL
-    external.external_data.add(key="location", value=location)
-    save(name, matmul_model(external))
-# external_data entries without data_location EXTERNAL: ambiguous.
-ambiguous = weight()
-ambiguous.external_data.add(key="location", value="weights.bin")
-save("external-ambiguous", matmul_model(ambiguous))
 
 # --- computations at import time that would take terabytes ----------------
 # INT32 shapes [2^20, 1] + [1, 2^20]: 2^40 elements.

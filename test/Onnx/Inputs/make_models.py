@@ -323,6 +323,90 @@ save("expand-where",
       numpy_helper.from_array(np.array([-1, -1, -1], np.int64),
                               "minus_ones_full")])
 
+# swin's shifted-window mask, folded: Range, Mod (both signs), a Cast, a
+# ConstantOfShape written by ScatterND, float Sub, Equal, Not, a Cast to
+# BOOL and Where, all on values known at import time; a float Range with
+# a negative delta. What reaches the run-time Add is one constant.
+def const_typed(name, values, dtype):
+    return helper.make_node(
+        "Constant", [], [name], name=name,
+        value=numpy_helper.from_array(np.array(values, dtype), name))
+
+
+save("window-mask",
+     [const_ints("zero", 0), const_ints("six", 6), const_ints("one", 1),
+      helper.make_node("Range", ["zero", "six", "one"], ["r"], name="range"),
+      const_ints("four", 4),
+      helper.make_node("Mod", ["r", "four"], ["m"], name="mod"),
+      helper.make_node("Cast", ["m"], ["f"], name="to_float", to=FLOAT),
+      const_ints("shape", [6]),
+      helper.make_node("ConstantOfShape", ["shape"], ["zeros"], name="zeros",
+                       value=numpy_helper.from_array(
+                           np.array([0], np.float32), "value")),
+      const_ints("where", [[1], [4]]), const_floats("counts", [5.0, 7.0]),
+      helper.make_node("ScatterND", ["zeros", "where", "counts"], ["s"],
+                       name="scatter"),
+      helper.make_node("Sub", ["f", "s"], ["d"], name="sub"),
+      const_floats("zero_f", 0.0),
+      helper.make_node("Equal", ["d", "zero_f"], ["same"], name="equal"),
+      helper.make_node("Not", ["same"], ["differs"], name="not"),
+      const_floats("minus_100", -100.0),
+      helper.make_node("Where", ["differs", "minus_100", "zero_f"], ["mask"],
+                       name="mask"),
+      helper.make_node("Cast", ["s"], ["written"], name="to_bool",
+                       to=TensorProto.BOOL),
+      const_floats("one_f", 1.0),
+      helper.make_node("Where", ["written", "one_f", "zero_f"], ["w"],
+                       name="written_mask"),
+      helper.make_node("Add", ["mask", "w"], ["bias"], name="bias"),
+      helper.make_node("Add", ["x", "bias"], ["y"], name="add")],
+     [tensor("x", [2, 6])], [tensor("y", [2, 6])])
+save("mod-range",
+     [const_ints("a", [-7, 7, -7, 7]), const_ints("b", [3, 3, -3, -3]),
+      helper.make_node("Mod", ["a", "b"], ["python"], name="python"),
+      helper.make_node("Mod", ["a", "b"], ["c"], name="c", fmod=1),
+      helper.make_node("Concat", ["python", "c"], ["mods"], name="mods",
+                       axis=0),
+      helper.make_node("Cast", ["mods"], ["mods_f"], name="mods_f", to=FLOAT),
+      const_floats("start", 1.0), const_floats("limit", -1.0),
+      const_floats("delta", -0.5),
+      helper.make_node("Range", ["start", "limit", "delta"], ["steps"],
+                       name="steps"),
+      helper.make_node("Concat", ["mods_f", "steps"], ["all"], name="all",
+                       axis=0),
+      helper.make_node("Add", ["x", "all"], ["y"], name="add")],
+     [tensor("x", [12])], [tensor("y", [12])])
+# Dropout of ratio 0 in training mode (its mask, all true, picks x), and
+# Dropout-10 (opset 11) of ratio 0.3 in @forward: the identity.
+save("dropout",
+     [const_floats("ratio", 0.0),
+      helper.make_node("Constant", [], ["training"], name="training",
+                       value=numpy_helper.from_array(np.array(True),
+                                                     "training")),
+      helper.make_node("Dropout", ["x", "ratio", "training"], ["d", "mask"],
+                       name="drop"),
+      const_floats("zero", 0.0),
+      helper.make_node("Where", ["mask", "d", "zero"], ["y"], name="pick")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("dropout11",
+     [helper.make_node("Dropout", ["x"], ["d"], name="drop", ratio=0.3),
+      helper.make_node("Relu", ["d"], ["y"], name="act")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])], opset=11)
+# Gather of a parameter at several constant indices (swin's relative
+# position bias): one fluid.gather, its result reshaped to the indices'.
+save("gather-param",
+     [const_ints("index", [[0, 4], [4, 2]]),
+      helper.make_node("Gather", ["table", "index"], ["y"], name="bias",
+                       axis=0)],
+     [], [tensor("y", [2, 2, 3])], [weight("table", [5, 3])])
+# ScatterND of run-time updates into run-time data: the data's and the
+# updates' elements joined, one fluid.gather picks each result element.
+save("scatternd-runtime",
+     [const_ints("where", [[2], [0]]),
+      helper.make_node("ScatterND", ["x", "where", "u"], ["y"],
+                       name="scatter")],
+     [tensor("x", [3, 2]), tensor("u", [2, 2])], [tensor("y", [3, 2])])
+
 # Unsupported values of these operators (errors.test).
 save("pad-wrap",
      [const_ints("pads", [0, 1, 0, 1]),
@@ -393,6 +477,86 @@ save("layernorm-axis",
 save("layernorm13",
      [helper.make_node("LayerNormalization", ["x", "w"], ["y"], name="ln")],
      [tensor("x", [2, 3])], [tensor("y", [2, 3])], [weight("w", [3])])
+
+# Mod, Range, Not, ScatterND, Dropout and Cast to BOOL values that the
+# importer cannot fold or run (errors.test).
+save("mod-runtime",
+     [helper.make_node("Mod", ["x", "x"], ["y"], name="rem", fmod=1)],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("mod-float-fmod0",
+     [const_floats("a", [1.5]), const_floats("b", [1.0]),
+      helper.make_node("Mod", ["a", "b"], ["m"], name="rem"),
+      helper.make_node("Add", ["x", "m"], ["y"], name="add")],
+     [tensor("x", [1])], [tensor("y", [1])])
+save("mod-zero",
+     [const_ints("a", [5]), const_ints("b", [0]),
+      helper.make_node("Mod", ["a", "b"], ["y"], name="rem")],
+     [], [tensor("y", [1], TensorProto.INT64)])
+save("not-float",
+     [const_floats("a", [1.0]),
+      helper.make_node("Not", ["a"], ["y"], name="negate")],
+     [], [tensor("y", [1], TensorProto.BOOL)])
+save("range-runtime",
+     [const_ints("limit", 6), const_ints("delta", 1),
+      helper.make_node("Range", ["start", "limit", "delta"], ["y"],
+                       name="range")],
+     [tensor("start", [], TensorProto.INT64)],
+     [tensor("y", [6], TensorProto.INT64)])
+save("range-delta0",
+     [const_ints("start", 0), const_ints("limit", 6), const_ints("delta", 0),
+      helper.make_node("Range", ["start", "limit", "delta"], ["y"],
+                       name="range")],
+     [], [tensor("y", [6], TensorProto.INT64)])
+save("range-long",
+     [const_ints("start", 0), const_ints("limit", 1 << 40),
+      const_ints("delta", 1),
+      helper.make_node("Range", ["start", "limit", "delta"], ["y"],
+                       name="range")],
+     [], [tensor("y", [1 << 40], TensorProto.INT64)])
+save("scatternd-index",
+     [const_ints("where", [[3]]),
+      helper.make_node("ScatterND", ["x", "where", "u"], ["y"],
+                       name="scatter")],
+     [tensor("x", [3, 2]), tensor("u", [1, 2])], [tensor("y", [3, 2])])
+save("scatternd-updates",
+     [const_ints("where", [[1]]),
+      helper.make_node("ScatterND", ["x", "where", "u"], ["y"],
+                       name="scatter")],
+     [tensor("x", [3, 2]), tensor("u", [2, 2])], [tensor("y", [3, 2])])
+save("scatternd-add-runtime",
+     [const_ints("where", [[1]]),
+      helper.make_node("ScatterND", ["x", "where", "u"], ["y"],
+                       name="scatter", reduction="add")],
+     [tensor("x", [3, 2]), tensor("u", [1, 2])], [tensor("y", [3, 2])],
+     opset=16)
+save("scatternd-reduction13",
+     [const_ints("where", [[1]]),
+      helper.make_node("ScatterND", ["x", "where", "u"], ["y"],
+                       name="scatter", reduction="add")],
+     [tensor("x", [3, 2]), tensor("u", [1, 2])], [tensor("y", [3, 2])])
+save("dropout-ratio-attribute",
+     [helper.make_node("Dropout", ["x"], ["y"], name="drop", ratio=0.0)],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("dropout-training",
+     [const_floats("ratio", 0.5),
+      helper.make_node("Constant", [], ["training"], name="training",
+                       value=numpy_helper.from_array(np.array(True),
+                                                     "training")),
+      helper.make_node("Dropout", ["x", "ratio", "training"], ["y"],
+                       name="drop")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("dropout-inference",
+     [const_floats("ratio", 0.1),
+      helper.make_node("Dropout", ["x", "ratio"], ["y"], name="drop")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("dropout-ratio",
+     [const_floats("ratio", 1.0),
+      helper.make_node("Dropout", ["x", "ratio"], ["y"], name="drop")],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3])])
+save("cast-bool-runtime",
+     [helper.make_node("Cast", ["x"], ["y"], name="test",
+                       to=TensorProto.BOOL)],
+     [tensor("x", [2, 3])], [tensor("y", [2, 3], TensorProto.BOOL)])
 
 # --- graphs that are not well-formed ----------------------------------------
 # Each must be an error naming the node or graph element (errors.test).

@@ -224,6 +224,22 @@ static LogicalResult verifySoftmaxGrad(SoftmaxGradOp op) {
 LogicalResult SoftmaxGradOp::verify() { return verifySoftmaxGrad(*this); }
 LogicalResult LogSoftmaxGradOp::verify() { return verifySoftmaxGrad(*this); }
 
+LogicalResult GatherGradOp::verify() {
+  ShapeErrors errors(getLoc(), getOperationName());
+  RankedTensorType input = getType();
+  FailureOr<RankedTensorType> forward = inferGatherType(
+      errors, input, getIndices().getType(), static_cast<int64_t>(getAxis()));
+  if (failed(forward) ||
+      failed(expectGradOutputType(*this, *forward, getGradOutput().getType())))
+    return failure();
+  // I64Attr getters return uint64_t; the axis may be negative.
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0)
+    axis += input.getRank();
+  return verifyConstantIndices(*this, getIndices(), input.getDimSize(axis),
+                               axis);
+}
+
 LogicalResult SoftmaxCrossEntropyGradOp::verify() {
   SmallVector<Type> loss;
   ShapeErrors errors(getLoc(), getOperationName());

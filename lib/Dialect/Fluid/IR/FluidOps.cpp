@@ -722,6 +722,89 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
 }
 
 //===----------------------------------------------------------------------===//
+// gather
+//===----------------------------------------------------------------------===//
+
+FailureOr<RankedTensorType>
+mlir::fluid::detail::inferGatherType(const ShapeErrors &errors,
+                                     RankedTensorType input,
+                                     RankedTensorType indices, int64_t axis) {
+  if (input.getRank() == 0) {
+    (void)errors.fail("input must have rank >= 1, got ", input);
+    return failure();
+  }
+  if (!isIntTensor(indices) || indices.getRank() != 1) {
+    (void)errors.fail("indices must be a 1-D tensor of i32 or i64, got ",
+                      indices);
+    return failure();
+  }
+  FailureOr<int64_t> d = errors.axis(axis, input.getRank(), "axis");
+  if (failed(d))
+    return failure();
+  SmallVector<int64_t> shape(input.getShape());
+  shape[*d] = indices.getDimSize(0);
+  auto result = RankedTensorType::get(shape, input.getElementType());
+  if (!isFluidTensor(result)) {
+    (void)errors.fail("the result ", result, " is too large");
+    return failure();
+  }
+  return result;
+}
+
+LogicalResult mlir::fluid::detail::verifyConstantIndices(Operation *op,
+                                                         Value indices,
+                                                         int64_t extent,
+                                                         int64_t axis) {
+  auto constant = indices.getDefiningOp<ConstantOp>();
+  auto values =
+      constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue()) : nullptr;
+  if (!values)
+    return success();
+  for (auto [i, value] : llvm::enumerate(values.getValues<APInt>())) {
+    int64_t index = value.getSExtValue();
+    if (index < 0 || index >= extent)
+      return op->emitOpError() << "index " << index << " (element " << i
+                               << " of the indices) is outside [0, " << extent
+                               << "), the size of axis " << axis;
+  }
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ShapeErrors errors(loc, getOperationName());
+  FailureOr<RankedTensorType> input =
+      errors.tensor(adaptor.getInput(), "input", /*requireFloat=*/false);
+  if (failed(input))
+    return failure();
+  FailureOr<RankedTensorType> indices =
+      errors.tensor(adaptor.getIndices(), "indices", /*requireFloat=*/false);
+  if (failed(indices))
+    return failure();
+  FailureOr<RankedTensorType> result = inferGatherType(
+      errors, *input, *indices, static_cast<int64_t>(adaptor.getAxis()));
+  if (failed(result))
+    return failure();
+  inferred.push_back(*result);
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  RankedTensorType input = getInput().getType();
+  // I64Attr getters return uint64_t; the axis may be negative. An axis out
+  // of range is the shape rule's error (it may run after this).
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0)
+    axis += input.getRank();
+  if (axis < 0 || axis >= input.getRank())
+    return success();
+  return verifyConstantIndices(*this, getIndices(), input.getDimSize(axis),
+                               axis);
+}
+
+//===----------------------------------------------------------------------===//
 // Softmax and loss
 //===----------------------------------------------------------------------===//
 

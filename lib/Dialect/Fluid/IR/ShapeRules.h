@@ -189,6 +189,19 @@ typename OpT::Adaptor withDefaults(MLIRContext *context,
                                storage);
 }
 
+/// The shape rule of gather, on types: `input` with dimension `axis`
+/// replaced by the 1-D `indices`' length, or a failure reported through
+/// `errors`.
+FailureOr<RankedTensorType> inferGatherType(const ShapeErrors &errors,
+                                            RankedTensorType input,
+                                            RankedTensorType indices,
+                                            int64_t axis);
+
+/// Fails, naming the first, when `indices` is a constant with a value
+/// outside [0, extent), the size of dimension `axis` it indexes.
+LogicalResult verifyConstantIndices(Operation *op, Value indices,
+                                    int64_t extent, int64_t axis);
+
 /// The shape rule of conv2d, on types: the output type, or a failure
 /// reported through `errors`. `bias` may be null.
 FailureOr<RankedTensorType> inferConv2DType(

@@ -172,6 +172,15 @@ fluid_status fluid_cpu_sum_to(const fluid_tensor *input, fluid_tensor *output);
 fluid_status fluid_cpu_slice(const fluid_tensor *input, fluid_tensor *output,
                              int64_t axis, int64_t offset);
 
+/// The gradient of fluid_cpu_gather with respect to its input: grad_input
+/// (the input's shape) is zero but for each slice r along axis, which is
+/// the sum of the slices i of grad_output (gather's output shape) with
+/// indices[i] = r, added in the order of i in double and rounded once.
+/// Floats only.
+fluid_status fluid_cpu_gather_grad(const fluid_tensor *grad_output,
+                                   const fluid_tensor *indices,
+                                   fluid_tensor *grad_input, int64_t axis);
+
 /// output = input with its dimensions permuted: output dimension d is input
 /// dimension params->perm[d] (output shape [input.shape[perm[0]], ...]).
 /// The gradient of a transpose is the transpose by the inverse permutation.

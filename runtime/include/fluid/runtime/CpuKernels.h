@@ -252,6 +252,15 @@ fluid_status fluid_cpu_reshape(const fluid_tensor *input, fluid_tensor *output);
 fluid_status fluid_cpu_concat(const fluid_tensor *inputs, int64_t num_inputs,
                               fluid_tensor *output, int64_t axis);
 
+/// output = the slices of input at `indices` along axis in [0, rank):
+/// output has input's shape with dimension axis replaced by the length of
+/// indices, a 1-D i64 or i32 tensor of values in [0, input.shape[axis]),
+/// and slice i of output along axis is slice indices[i] of input. Any
+/// dtype (moves bytes).
+fluid_status fluid_cpu_gather(const fluid_tensor *input,
+                              const fluid_tensor *indices, fluid_tensor *output,
+                              int64_t axis);
+
 //===----------------------------------------------------------------------===//
 // Softmax and loss
 //===----------------------------------------------------------------------===//

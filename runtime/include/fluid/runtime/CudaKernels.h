@@ -249,6 +249,24 @@ fluid_status fluid_cuda_broadcast_to(fluid_cuda_context *context,
                                      const fluid_tensor *input,
                                      fluid_tensor *output);
 
+/// fluid_cpu_gather and fluid_cpu_gather_grad (KernelsShape.cu). indices
+/// are device memory; an index outside [0, input.shape[axis]) is reported
+/// by fluid_cuda_check_errors (gather writes zeros in its place). gather
+/// moves bytes of any dtype; gather_grad takes f32 and f64, one thread per
+/// grad_input element, which scans the indices in order and adds the
+/// matching grad_output elements in double (as on the cpu, so the result
+/// is the cpu's bit for bit): its work grows as grad_input's size times
+/// the number of indices, which suits small tables (swin's relative
+/// position bias).
+fluid_status fluid_cuda_gather(fluid_cuda_context *context,
+                               const fluid_tensor *input,
+                               const fluid_tensor *indices,
+                               fluid_tensor *output, int64_t axis);
+fluid_status fluid_cuda_gather_grad(fluid_cuda_context *context,
+                                    const fluid_tensor *grad_output,
+                                    const fluid_tensor *indices,
+                                    fluid_tensor *grad_input, int64_t axis);
+
 /// fluid_cpu_transpose. Dimensions adjacent in both input and output are
 /// merged first; a permutation that is then a batched 2-D transpose (the
 /// NCHW <-> NHWC layout changes) runs a tiled kernel through shared memory,

@@ -207,6 +207,32 @@ class Fluid_SoftmaxGradBase<string mnemonic, string formula>
 def Fluid_SoftmaxGradOp : Fluid_SoftmaxGradBase<"softmax_grad", "softmax: y * (g - sum(g * y))">;
 def Fluid_LogSoftmaxGradOp : Fluid_SoftmaxGradBase<"log_softmax_grad", "log_softmax: g - exp(y) * sum(g)">;
 
+def Fluid_GatherGradOp : Fluid_GradOp<"gather_grad"> {
+  let summary = "Gradient of gather with respect to its input";
+  let description = [{
+    The result type is the forward input's type; the verifier checks that a
+    `fluid.gather` of that input with `indices` along `axis` (made
+    non-negative) has `grad_output`'s type. Slice `r` of the result along
+    `axis` is the sum of the slices `i` of `grad_output` whose index
+    `indices[i]` is `r`, in the order of `i` (zeros where no index is `r`).
+
+    ```mlir
+    %dtable = fluid.gather_grad %dbias, %index {axis = 0 : i64}
+        : (tensor<2401x3xf32>, tensor<2401xi64>) -> tensor<169x3xf32>
+    ```
+  }];
+  let arguments = (ins
+    Fluid_FloatTensor:$grad_output,
+    Fluid_IntTensor:$indices,
+    I64Attr:$axis);
+  let results = (outs Fluid_FloatTensor:$grad_input);
+  let assemblyFormat = [{
+    $grad_output `,` $indices attr-dict `:`
+    `(` type($grad_output) `,` type($indices) `)` `->` type($grad_input)
+  }];
+  let hasVerifier = 1;
+}
+
 def Fluid_SoftmaxCrossEntropyGradOp : Fluid_GradOp<"softmax_cross_entropy_grad", [
     AllTypesMatch<["logits", "grad_logits"]>]> {
   let summary = "Gradient of softmax_cross_entropy with respect to the logits";

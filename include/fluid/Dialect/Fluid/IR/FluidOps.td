@@ -505,6 +505,32 @@ def Fluid_ConcatOp : Fluid_InferOp<"concat"> {
   }];
 }
 
+def Fluid_GatherOp : Fluid_InferOp<"gather"> {
+  let summary = "The slices of a tensor at given indices along one axis";
+  let description = [{
+    `indices` is a 1-D tensor of i32 or i64 values in [0, size of `axis`);
+    the result is `input` with dimension `axis` (which may be negative)
+    replaced by one slice per index: slice `i` of the result is slice
+    `indices[i]` of the input (`numpy.take`, `torch.index_select`, ONNX
+    Gather with 1-D indices). An index may repeat. A constant index outside
+    the range is an error here, any other one in the kernels. Its gradient
+    is `fluid.gather_grad`, which adds the gradient's slices back at the
+    indices.
+
+    ```mlir
+    %bias = fluid.gather %table, %index {axis = 0 : i64} : (tensor<169x3xf32>, tensor<2401xi64>) -> tensor<2401x3xf32>
+    ```
+  }];
+  let arguments = (ins Fluid_Tensor:$input, Fluid_IntTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Fluid_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $indices attr-dict `:` `(` type($input) `,` type($indices) `)`
+    `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Softmax and loss
 //===----------------------------------------------------------------------===//
