@@ -9,7 +9,8 @@
 // (forward and backward pass alike) keeps, for every NCHW value that has
 // one, its NHWC twin; an op is rebuilt on the twins when it is a
 // convolution, or when it is layout-agnostic or a max pool (or a max
-// pool's gradient) and one of its 4-D operands has a twin. Last, each
+// pool's gradient) and one of its 4-D operands has a twin; the program's
+// own transposes to and from channels-last map values to twins. Last, each
 // replaced op's remaining users read its twin through a transpose back,
 // and the canonicalizer folds the transposes (inverse pairs cancel,
 // per-channel ones become reshapes).
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <type_traits>
@@ -49,6 +51,16 @@ RankedTensorType nhwcType(RankedTensorType type) {
 bool isRank4(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type && type.getRank() == 4;
+}
+
+/// A [C, 1, 1] or [N, C, 1, 1] type, C > 1: one value per NCHW channel
+/// (of each example).
+bool isPerChannel(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked || ranked.getRank() < 3 || ranked.getRank() > 4)
+    return false;
+  ArrayRef<int64_t> shape = ranked.getShape().take_back(3);
+  return shape[0] > 1 && shape[1] == 1 && shape[2] == 1;
 }
 
 /// Elementwise ops (NumPy broadcasting, no attribute that names an axis)
@@ -197,10 +209,14 @@ private:
               MaxPool2DGradIndicesOp>(
             [&](auto pool) { return convertMaxPool(b, pool); })
         .Case([&](BroadcastToOp broadcast) {
-          // Always: its twin is a broadcast of the (small) input's, and
-          // what it feeds (batch norm's per-channel factors in the
-          // backward pass) can then follow.
-          if (!isRank4(broadcast.getOutput()))
+          // A per-channel value ([C, 1, 1] or [N, C, 1, 1]) broadcast:
+          // always, its twin being a broadcast of the (small) input's, so
+          // that what it feeds (batch norm's per-channel factors in the
+          // backward pass) can follow. Other broadcasts, of a value per
+          // pixel say (a layer norm's over a program's own channels-last
+          // tensor), follow their users.
+          if (!isRank4(broadcast.getOutput()) ||
+              !isPerChannel(broadcast.getInput().getType()))
             return false;
           (void)twinOf(broadcast.getOutput());
           return true;
@@ -236,6 +252,26 @@ private:
           twins[pool.getOutput()] = MeanOp::create(
               b, pool.getLoc(), x, b.getDenseI64ArrayAttr({1, 2}),
               /*keep_dims=*/true);
+          return true;
+        })
+        .Case([&](TransposeOp transpose) {
+          // A program's own layout changes (ConvNeXt permutes to
+          // channels-last around its layer norms, and back): NCHW -> NHWC
+          // of a value with a twin is the twin; the NHWC twin of
+          // NHWC -> NCHW of a value is that value.
+          if (!isRank4(transpose.getInput()))
+            return false;
+          ArrayRef<int64_t> permutation = transpose.getPermutation();
+          if (permutation == ArrayRef<int64_t>(kToNhwc)) {
+            Value twin = twins.lookup(transpose.getInput());
+            if (!twin)
+              return false;
+            transpose.getOutput().replaceAllUsesWith(twin);
+            return true;
+          }
+          if (permutation != ArrayRef<int64_t>(kToNchw))
+            return false;
+          twins[transpose.getOutput()] = transpose.getInput();
           return true;
         })
         .Case<ReduceSumOp, MeanOp>(
@@ -337,12 +373,20 @@ struct FluidLayoutPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       LayoutAssigner assigner(func);
       numConverted += assigner.run();
-      SmallVector<Operation *> ops;
-      for (TransposeOp op : assigner.transposes())
-        ops.push_back(op);
+      // The transposes made here, and the transposes that read them: a
+      // program that permutes to channels-last itself (ConvNeXt's
+      // x.permute(0, 2, 3, 1) around its layer norms) transposes a value
+      // that is now channels-last back, and the pair cancels.
+      SetVector<Operation *> ops;
+      for (TransposeOp op : assigner.transposes()) {
+        ops.insert(op);
+        for (Operation *user : op->getUsers())
+          if (isa<TransposeOp>(user))
+            ops.insert(user);
+      }
       GreedyRewriteConfig config;
       config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-      if (failed(applyOpPatternsGreedily(ops, frozen, config))) {
+      if (failed(applyOpPatternsGreedily(ops.takeVector(), frozen, config))) {
         func.emitError() << "--fluid-layout: the layout changes did not "
                             "settle";
         return signalPassFailure();

@@ -131,3 +131,33 @@ func.func @pool_first(%x: tensor<2x8x4x4xf32>, %w: tensor<8x8x1x1xf32>, %dy: ten
   %gp = fluid.max_pool2d_grad_indices %g, %i {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x8x2x2xf32>, tensor<2x8x2x2xui8> -> tensor<2x8x4x4xf32>
   return %c, %gp : tensor<2x8x2x2xf32>, tensor<2x8x4x4xf32>
 }
+
+// A program's own permutes to channels-last and back (ConvNeXt's layer
+// norms): NCHW -> NHWC of the convolution's result is its twin, and the
+// permute back has the layer-normed value as its twin, so the next
+// convolution reads it with no transpose at all. The per-pixel mean's
+// gradient-style broadcast ([N, H, W, 1], not per channel) is left in the
+// program's own layout.
+// CHECK-LABEL: func.func @own_permutes
+// CHECK: %[[C1:.*]] = fluid.conv2d %{{.*}} {channels_last, {{.*}}} : (tensor<2x5x5x8xf32>, tensor<16x3x3x8xf32>) -> tensor<2x5x5x16xf32>
+// CHECK-NOT: fluid.transpose
+// CHECK: %[[MU:.*]] = fluid.mean %[[C1]] {axes = array<i64: 3>, keep_dims} : tensor<2x5x5x16xf32> -> tensor<2x5x5x1xf32>
+// CHECK: %[[B:.*]] = fluid.broadcast_to %[[MU]] : tensor<2x5x5x1xf32> -> tensor<2x5x5x16xf32>
+// CHECK: %[[N:.*]] = fluid.sub %[[C1]], %[[B]] : tensor<2x5x5x16xf32>, tensor<2x5x5x16xf32> -> tensor<2x5x5x16xf32>
+// CHECK-NOT: fluid.transpose
+// CHECK: fluid.conv2d %[[N]], %{{.*}} {channels_last} : (tensor<2x5x5x16xf32>, tensor<16x1x1x16xf32>) -> tensor<2x5x5x16xf32>
+// CHECK: fluid.transpose %{{.*}} {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x5x5x16xf32> -> tensor<2x16x5x5xf32>
+// CHECK-NOT: fluid.transpose
+// CHECK: return
+// NCHW-LABEL: func.func @own_permutes
+func.func @own_permutes(%x: tensor<2x8x5x5xf32>, %w1: tensor<16x8x3x3xf32>,
+                        %w2: tensor<16x16x1x1xf32>) -> tensor<2x16x5x5xf32> {
+  %c1 = fluid.conv2d %x, %w1 {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x8x5x5xf32>, tensor<16x8x3x3xf32>) -> tensor<2x16x5x5xf32>
+  %t = fluid.transpose %c1 {permutation = array<i64: 0, 2, 3, 1>} : tensor<2x16x5x5xf32> -> tensor<2x5x5x16xf32>
+  %mu = fluid.mean %t {axes = array<i64: 3>, keep_dims} : tensor<2x5x5x16xf32> -> tensor<2x5x5x1xf32>
+  %b = fluid.broadcast_to %mu : tensor<2x5x5x1xf32> -> tensor<2x5x5x16xf32>
+  %n = fluid.sub %t, %b : tensor<2x5x5x16xf32>, tensor<2x5x5x16xf32> -> tensor<2x5x5x16xf32>
+  %back = fluid.transpose %n {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x5x5x16xf32> -> tensor<2x16x5x5xf32>
+  %c2 = fluid.conv2d %back, %w2 : (tensor<2x16x5x5xf32>, tensor<16x16x1x1xf32>) -> tensor<2x16x5x5xf32>
+  return %c2 : tensor<2x16x5x5xf32>
+}
