@@ -10,9 +10,11 @@
 #
 #   bash bench/onnx-models.sh               (OUT=/tmp/fluid-onnx by default)
 #
-# The imported programs start from zero placeholders (the weights, 330 MB
-# for vit_b_16, stay on the build machine; the speed does not depend on
-# them); PyTorch starts from its random initialization.
+# The weights (330 MB for vit_b_16) stay on the build machine; the imported
+# programs start (--init-from) from random weights of the same per-tensor
+# mean and deviation, drawn here by bench/random_weights.py from
+# build/bench/MODEL-onnx-weights.json, so that their losses are those of a
+# freshly initialized model; PyTorch starts from its random initialization.
 # FLUID_ONNX_CONFIGS (default "vit_b_16 convnext_tiny"), FLUID_BENCH_STEPS
 # (20) timed steps after FLUID_BENCH_WARMUP (5), one deadline
 # (FLUID_BENCH_DEADLINE_S, 400 s). Prints bench/table.py's table.
@@ -34,8 +36,16 @@ source "$root/bench/lib.sh"
 log_environment
 
 for model in $configs; do
+  init=()
+  if "$python" "$root/bench/random_weights.py" make \
+    "$root/build/bench/$model-onnx-weights.json" "$out/$model.safetensors"; then
+    init=(--init-from "$out/$model.safetensors")
+  else
+    note "no stand-in weights for $model: it starts from zero placeholders"
+  fi
   fluid "$model" "$model" onnx fluid 150 --warmup "$warmup" \
-    --steps $((warmup + steps))
+    --steps $((warmup + steps)) "${init[@]}"
+  rm -f "$out/$model.safetensors"
   torch "$model" torch-nchw 150 --batch 64
   if [ "$model" = convnext_tiny ]; then
     torch "$model" torch-channels_last 150 --batch 64 \

@@ -208,7 +208,8 @@ if [ -n "${dp_configs// /}" ] && [ -f "$build/lib/libfluid_mpi.so" ]; then
 fi
 # bench/onnx-models.sh (issue 15): torchvision models through ONNX, exported
 # by Debian's PyTorch, imported at batch 64 and compiled for cuda (TF32,
-# channels-last). The ONNX files and weights stay in $build/onnx;
+# channels-last). The ONNX files and weights stay in $build/onnx (the
+# weights' statistics go to $bench/MODEL-onnx-weights.json);
 # FLUID_ONNX_CONFIGS=" " skips them.
 onnx_configs="${FLUID_ONNX_CONFIGS-vit_b_16 convnext_tiny}"
 mkdir -p "$build/onnx"
@@ -219,6 +220,9 @@ for model in $onnx_configs; do
     --loss softmax_cross_entropy -o "$build/onnx/$model.mlir"
   "$bin/fluid-compile" "$build/onnx/$model.mlir" --training "$resnet" \
     -o "$bench/$model-onnx-cuda" --quiet
+  # The weights stay here; their statistics travel (bench/random_weights.py).
+  /usr/bin/python3 "$root/bench/random_weights.py" manifest \
+    "$build/onnx/$model.safetensors" "$bench/$model-onnx-weights.json"
   echo "compiled $bench/$model-onnx-cuda"
 done
 info="compiled $(date -u '+%Y-%m-%d %H:%M UTC') from commit $(git -C "$root" rev-parse --short HEAD)"
