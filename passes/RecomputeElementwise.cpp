@@ -18,6 +18,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <numeric>
 
 namespace mlir::fluid {
 #define GEN_PASS_DEF_FLUIDRECOMPUTEELEMENTWISE
@@ -42,6 +45,7 @@ struct FluidRecomputeElementwisePass
 
   void runOnOperation() override;
   void recompute(func::FuncOp func);
+  void recomputeChains(func::FuncOp func);
 };
 
 /// A forward value as the step keeps it: the value and, in mixed precision
@@ -107,15 +111,19 @@ bool sinkAfter(Operation *op, Operation *anchor) {
   return true;
 }
 
-void FluidRecomputeElementwisePass::recompute(func::FuncOp func) {
-  Block &block = func.getBody().front();
-  // The forward pass ends where the loss is computed; what comes after is
-  // the backward pass (and the optimizer).
-  auto ret = cast<func::ReturnOp>(block.getTerminator());
-  Operation *lossOp = nullptr;
+/// The loss op of a training step (the forward pass ends there; what comes
+/// after is the backward pass and the optimizer), or null.
+Operation *findLossOp(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (auto [i, value] : llvm::enumerate(ret.getOperands()))
     if (func.getResultAttr(i, kLossAttrName))
-      lossOp = value.getDefiningOp();
+      return value.getDefiningOp();
+  return nullptr;
+}
+
+void FluidRecomputeElementwisePass::recompute(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  Operation *lossOp = findLossOp(func);
   if (!lossOp)
     return;
   DenseMap<Operation *, int64_t> position;
@@ -272,6 +280,157 @@ void FluidRecomputeElementwisePass::recompute(func::FuncOp func) {
   }
 }
 
+/// Ops that a chain recomputes: elementwise arithmetic of generated float
+/// types (no casts, whose stored forms the rule above handles, and no
+/// batch-norm applications).
+bool isChainOp(Operation *op) {
+  return op->getNumResults() == 1 && isFusibleElementwise(op) &&
+         !isa<CastOp, BatchNormApplyOp>(op);
+}
+
+/// The second rule: chains of elementwise ops whose results the backward
+/// pass reads (GELU composed as x * 0.5 * (1 + erf(x / sqrt(2))) keeps
+/// four tensors the size of x; a composed layer norm keeps x - mean and
+/// its quotient), recomputed from the chains' inputs when keeping those
+/// costs fewer bytes than keeping the results. Candidates are forward
+/// values of chain ops with backward uses, of at least min-bytes; each
+/// one's cone is the chain ops it is computed by (at most kMaxCone), its
+/// leaves the other values the cone reads. Candidates that share a leaf
+/// form one group, decided at once: the bytes of its candidates against
+/// those of its leaves that nothing keeps yet (the backward pass reads
+/// none of them; parameters, constants and arguments cost nothing). A
+/// group that saves bytes is computed again, once, before the backward
+/// pass's first use of any of its candidates, and its backward uses read
+/// the copies.
+void FluidRecomputeElementwisePass::recomputeChains(func::FuncOp func) {
+  constexpr size_t kMaxCone = 16;
+  Block &block = func.getBody().front();
+  Operation *lossOp = findLossOp(func);
+  if (!lossOp)
+    return;
+  DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(block))
+    position[&op] = static_cast<int64_t>(i);
+  int64_t forwardEnd = position.lookup(lossOp);
+  auto hasBackwardUse = [&](Value value) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      return position.lookup(user) > forwardEnd;
+    });
+  };
+  auto isFree = [](Value leaf) {
+    Operation *producer = leaf.getDefiningOp();
+    return !producer || isa<ConstantOp, GetParamOp>(producer);
+  };
+
+  // Candidates and their cones (chain ops) and leaves.
+  struct Candidate {
+    Value value;
+    SetVector<Operation *> cone;
+    SetVector<Value> leaves;
+  };
+  SmallVector<Candidate> candidates;
+  for (Operation &op : block) {
+    if (position.lookup(&op) >= forwardEnd)
+      break;
+    if (!isChainOp(&op) || !hasBackwardUse(op.getResult(0)) ||
+        bytesOf(op.getResult(0).getType()) < static_cast<int64_t>(minBytes))
+      continue;
+    Candidate candidate{op.getResult(0), {}, {}};
+    SmallVector<Operation *> work = {&op};
+    bool tooLarge = false;
+    while (!work.empty() && !tooLarge) {
+      Operation *at = work.pop_back_val();
+      if (!candidate.cone.insert(at))
+        continue;
+      tooLarge = candidate.cone.size() > kMaxCone;
+      for (Value operand : at->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (producer && isChainOp(producer))
+          work.push_back(producer);
+        else
+          candidate.leaves.insert(operand);
+      }
+    }
+    if (tooLarge)
+      continue;
+    candidates.push_back(std::move(candidate));
+  }
+
+  // Groups: candidates sharing a leaf (union-find over the candidates).
+  SmallVector<size_t> parent(candidates.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](size_t i) {
+    while (parent[i] != i)
+      i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  DenseMap<Value, size_t> leafOwner;
+  for (auto [i, candidate] : llvm::enumerate(candidates))
+    for (Value leaf : candidate.leaves) {
+      auto [it, inserted] = leafOwner.try_emplace(leaf, i);
+      if (!inserted)
+        parent[find(i)] = find(it->second);
+    }
+  DenseMap<size_t, SmallVector<size_t>> groups;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    groups[find(i)].push_back(i);
+  SmallVector<size_t> roots;
+  for (auto &entry : groups)
+    roots.push_back(entry.first);
+  llvm::sort(roots);
+
+  OpBuilder builder(func.getContext());
+  DenseSet<Value> keptLeaves;
+  for (size_t root : roots) {
+    ArrayRef<size_t> members = groups[root];
+    DenseSet<Value> memberValues;
+    for (size_t i : members)
+      memberValues.insert(candidates[i].value);
+    int64_t saved = 0, added = 0;
+    SetVector<Value> leaves;
+    for (size_t i : members) {
+      saved += bytesOf(candidates[i].value.getType());
+      leaves.insert(candidates[i].leaves.begin(), candidates[i].leaves.end());
+    }
+    for (Value leaf : leaves)
+      if (!isFree(leaf) && !hasBackwardUse(leaf) && !keptLeaves.contains(leaf))
+        added += bytesOf(leaf.getType());
+    if (saved <= added)
+      continue;
+    // The copies, before the first backward use of any member.
+    SmallVector<OpOperand *> uses;
+    for (size_t i : members)
+      for (OpOperand &use : candidates[i].value.getUses())
+        if (position.lookup(use.getOwner()) > forwardEnd)
+          uses.push_back(&use);
+    Operation *first = nullptr;
+    for (OpOperand *use : uses)
+      if (!first || position.lookup(use->getOwner()) < position.lookup(first))
+        first = use->getOwner();
+    SetVector<Operation *> cone;
+    for (size_t i : members)
+      cone.insert(candidates[i].cone.begin(), candidates[i].cone.end());
+    SmallVector<Operation *> ordered(cone.begin(), cone.end());
+    llvm::sort(ordered, [&](Operation *a, Operation *b) {
+      return position.lookup(a) < position.lookup(b);
+    });
+    builder.setInsertionPoint(first);
+    IRMapping copies;
+    for (Operation *op : ordered)
+      builder.clone(*op, copies);
+    for (OpOperand *use : uses)
+      use->set(copies.lookupOrDefault(use->get()));
+    for (Value leaf : leaves)
+      keptLeaves.insert(leaf);
+    // Positions: the copies sit before `first`; only forward-ness matters.
+    for (Operation *op : ordered)
+      position[copies.lookup(op->getResult(0)).getDefiningOp()] =
+          position.lookup(first);
+    numRecomputed += static_cast<int64_t>(members.size());
+    numRecomputedBytes += saved;
+  }
+}
+
 void FluidRecomputeElementwisePass::runOnOperation() {
   for (func::FuncOp func : getOperation().getOps<func::FuncOp>()) {
     if (func.isExternal() || !isTrainingStep(func))
@@ -285,6 +444,7 @@ void FluidRecomputeElementwisePass::runOnOperation() {
       return signalPassFailure();
     }
     recompute(func);
+    recomputeChains(func);
   }
 }
 

@@ -152,6 +152,61 @@ func.func @blocks(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>, %c: tensor<2x4xf32>,
 
 // -----
 
+// Chains of elementwise ops: GELU composed as x * 0.5 * (1 + erf(x / c)),
+// whose gradient reads t = x / c, h = x * 0.5 and u = 1 + erf(t), and the
+// next layer reads y. Keeping x alone costs one tensor instead of four
+// (here none: x is an argument, kept anyway): the four are computed again
+// from x before the first backward use of any of them, and the backward pass reads the copies; the forward values keep
+// their forward uses. A value the chain does not reach (z, of a mean) is
+// left as it is. With min-bytes above the values' size nothing changes.
+// CHECK-LABEL: func.func @gelu(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x8xf32>
+// CHECK: %[[C:.+]] = fluid.constant dense<1.41
+// CHECK: %[[HALF:.+]] = fluid.constant dense<5.0
+// CHECK: %[[ONE:.+]] = fluid.constant dense<1.0
+// CHECK: %[[T:.+]] = fluid.div %[[X]], %[[C]]
+// CHECK: %[[E:.+]] = fluid.erf %[[T]]
+// CHECK: %[[U:.+]] = fluid.add %[[ONE]], %[[E]]
+// CHECK: %[[H:.+]] = fluid.mul %[[X]], %[[HALF]]
+// CHECK: %[[Y:.+]] = fluid.mul %[[H]], %[[U]]
+// CHECK: %[[LOSS:.+]] = fluid.mean %[[Y]]
+// The copies, before the backward pass's first use (of y).
+// CHECK: %[[T2:.+]] = fluid.div %[[X]], %[[C]]
+// CHECK: %[[E2:.+]] = fluid.erf %[[T2]]
+// CHECK: %[[U2:.+]] = fluid.add %[[ONE]], %[[E2]]
+// CHECK: %[[H2:.+]] = fluid.mul %[[X]], %[[HALF]]
+// CHECK: %[[Y2:.+]] = fluid.mul %[[H2]], %[[U2]]
+// CHECK: fluid.mul %[[Y2]], %{{.+}}
+// CHECK: fluid.mul %{{.+}}, %[[U2]]
+// CHECK: fluid.mul %{{.+}}, %[[H2]]
+// CHECK: fluid.mul %[[T2]], %[[T2]]
+// LARGE-LABEL: func.func @gelu(
+// LARGE-NOT: fluid.erf %
+// LARGE: fluid.erf %
+// LARGE-NOT: fluid.erf %
+// LARGE: return
+func.func @gelu(%x: tensor<2x8xf32>, %g: tensor<2x8xf32>) -> (tensor<f32> {fluid.loss}, tensor<f64> {fluid.learning_rate}) attributes {fluid.entry} {
+  %c = fluid.constant dense<1.41421354> : tensor<f32>
+  %half = fluid.constant dense<5.0e-01> : tensor<f32>
+  %one = fluid.constant dense<1.0> : tensor<f32>
+  %t = fluid.div %x, %c : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf32>
+  %e = fluid.erf %t : tensor<2x8xf32>
+  %u = fluid.add %one, %e : tensor<f32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %h = fluid.mul %x, %half : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf32>
+  %y = fluid.mul %h, %u : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %loss = fluid.mean %y : tensor<2x8xf32> -> tensor<f32>
+  // The backward pass.
+  %dw = fluid.mul %y, %g : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %dh = fluid.mul %dw, %u : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %du = fluid.mul %dw, %h : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %sq = fluid.mul %t, %t : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %dt = fluid.mul %sq, %du : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %lr = fluid.constant dense<1.0e-01> : tensor<f64>
+  return %loss, %lr : tensor<f32>, tensor<f64>
+}
+
+// -----
+
 // The pass works on the tensor level.
 // RUN: not fluid-opt %s -split-input-file --fluid-bufferize --fluid-recompute-elementwise 2>&1 | FileCheck %s --check-prefix=BUFFERS
 // BUFFERS: error: --fluid-recompute-elementwise works on the tensor level of a single-block training step (run it before --fluid-bufferize)

@@ -142,13 +142,14 @@ static cl::opt<bool> noRecompute(
     "no-recompute-elementwise",
     cl::desc("Skip --fluid-recompute-elementwise: keep every activation the "
              "backward pass reads instead of recomputing batch norm + ReLU "
-             "outputs there"),
+             "outputs and elementwise chains there"),
     cl::init(false), cl::cat(compileCategory));
 static cl::opt<uint64_t> recomputeMinBytes(
     "recompute-min-bytes",
-    cl::desc("Recompute only batch norm + ReLU outputs of at least this many "
-             "bytes in the backward pass (--fluid-recompute-elementwise="
-             "min-bytes=N; default 1048576)"),
+    cl::desc("Recompute only activations (batch norm + ReLU outputs, "
+             "elementwise chains) of at least this many bytes in the "
+             "backward pass (--fluid-recompute-elementwise=min-bytes=N; "
+             "default 1048576)"),
     cl::value_desc("BYTES"), cl::init(1048576), cl::cat(compileCategory));
 static cl::opt<bool> dataParallel(
     "data-parallel",

@@ -578,7 +578,21 @@ def FluidRecomputeElementwise
     kernel, which reads the batch norm's input anyway. The activation then
     costs one more write in the backward pass and no launch. Values below
     `min-bytes` (default 1 MiB) stay stored. On the cpu backend the copy is
-    bitwise the forward value. The pass statistics
+    bitwise the forward value.
+
+    A second rule covers chains of elementwise ops (GELU composed as
+    `x * 0.5 * (1 + erf(x / sqrt(2)))` keeps four tensors the size of x for
+    its gradient and the next layer; a composed layer norm keeps `x - mean`
+    and its quotient). Each forward value of an elementwise op (no casts,
+    no batch-norm applications) that the backward pass reads, of at least
+    `min-bytes`, is a candidate; its cone is the elementwise ops it is
+    computed by (at most 16), its leaves the other values they read.
+    Candidates sharing a leaf are decided together: recomputed, once, before
+    the backward pass's first use of any of them, when their bytes exceed
+    those of their leaves that nothing keeps yet (parameters, constants,
+    arguments and values the backward pass reads anyway cost nothing).
+    torchvision's vit_b_16 at batch 64 plans 9.0 GiB instead of 12.8, and
+    convnext_tiny 6.2 instead of 11.3. The pass statistics
     (`--mlir-pass-statistics`) count the values and bytes; the memory report
     counts `batch_norm_apply` launches (none when all are fused).
   }];
