@@ -34,10 +34,17 @@
 // key (layout=nhwc in the file, which has always spelled it out, so the
 // format is unchanged and older files load as they are).
 //
+// Depthwise convolutions channels last (groups == input channels ==
+// output channels) take hand-written kernels instead (KernelsDepthwise.cu,
+// Depthwise.h): cuDNN's NHWC kernels for them are several times slower
+// than its NCHW ones. The filter gradient falls back to cuDNN only when
+// the workspace cannot hold the kernels' partial sums.
+//
 //===----------------------------------------------------------------------===//
 
 #include "AlgorithmCache.h"
 #include "Context.h"
+#include "Depthwise.h"
 
 #include "../cpu/SlidingWindow.h"
 #include "../cpu/TensorChecks.h"
@@ -609,6 +616,12 @@ fluid_cuda_conv2d(fluid_cuda_context *context, const fluid_tensor *inputDesc,
     if (input.numel == 0 || filter.numel == 0) {
       // No products to sum: cuDNN takes no empty tensors.
       zeroFill(context, output);
+    } else if (isDepthwiseChannelsLast(g)) {
+      // The bias is added inside, before the sum is rounded.
+      depthwiseConv2d(context, dtype, input.desc->data, filter.desc->data,
+                      biasDesc ? biasDesc->data : nullptr, output.desc->data,
+                      g);
+      return;
     } else {
       ConvLowering lowering = lower(context, g, dtype);
       ConvOperands ops(lowering);
@@ -658,6 +671,11 @@ extern "C" fluid_status fluid_cuda_conv2d_grad_input(
       return;
     }
     const int32_t dtype = gradOutput.dtype();
+    if (isDepthwiseChannelsLast(g)) {
+      depthwiseConv2dGradInput(context, dtype, gradOutput.desc->data,
+                               filter.desc->data, gradInput.desc->data, g);
+      return;
+    }
     ConvLowering lowering = lower(context, g, dtype);
     ConvOperands ops(lowering);
     ops.xData = gradInput.desc->data;
@@ -696,6 +714,10 @@ extern "C" fluid_status fluid_cuda_conv2d_grad_filter(
       return;
     }
     const int32_t dtype = gradOutput.dtype();
+    if (isDepthwiseChannelsLast(g) &&
+        depthwiseConv2dGradFilter(context, dtype, gradOutput.desc->data,
+                                  input.desc->data, gradFilter.desc->data, g))
+      return;
     ConvLowering lowering = lower(context, g, dtype);
     ConvOperands ops(lowering);
     ops.xData = input.desc->data;

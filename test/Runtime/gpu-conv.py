@@ -22,6 +22,21 @@ layout: a file written by channels-first convolutions alone loads without
 a warning, the same problems channels last are searched once more and
 saved as layout=nhwc lines beside the nchw ones, and a third context
 searches nothing.
+
+Depthwise channels last (groups = C = out channels: the hand-written
+kernels of runtime/cuda/KernelsDepthwise.cu, not cuDNN): the forward and
+both gradients against the cpu's channels-last result and against cuDNN's
+channels-first one transposed, in f64 (1e-10), f32 (TF32 off) and f16
+and bf16 (within one unit in the last place of the cpu's result, two of
+cuDNN's): ConvNeXt's 7x7 pad 3 at channel counts with and without 16-byte
+vectors, MobileNet's 3x3 stride 2, 5x5 with dilation 2, asymmetric
+padding, 1x1, strides larger than the kernel, windows wider than the
+input, with and without bias, batch 1 and more, odd sizes. The filter
+gradient of [8, 64, 56, 56] (448 chunks of partial sums) is computed
+twice and must be bitwise the same, in f32 and bf16, by a context that
+searched no cuDNN algorithm (so the kernels ran); under a workspace limit
+of three chunks' partial sums it still matches the cpu, and under a limit
+of 0 it falls back to cuDNN (one search) and matches as well.
 """
 
 import ctypes
@@ -265,6 +280,188 @@ def channels_last_case(suite, ctx, code, shape, out_channels, kernel,
     return body
 
 
+# Depthwise channels-last cases: (name, input [N,C,H,W], kernel [KH,KW],
+# strides, padding [top,left,bottom,right], dilation, with bias); groups
+# and out channels are C.
+DEPTHWISE_CASES = [
+    ("ConvNeXt 7x7 pad3 C=96", [2, 96, 14, 14], [7, 7], [1, 1],
+     [3, 3, 3, 3], [1, 1], True),
+    ("ConvNeXt 7x7 pad3 C=96 no bias N=1", [1, 96, 9, 9], [7, 7], [1, 1],
+     [3, 3, 3, 3], [1, 1], False),
+    ("7x7 pad3 C=6 (no vectors) odd sizes", [2, 6, 11, 13], [7, 7], [1, 1],
+     [3, 3, 3, 3], [1, 1], True),
+    ("7x7 pad3 C=20 (vectors of 4, not 8)", [3, 20, 7, 10], [7, 7], [1, 1],
+     [3, 3, 3, 3], [1, 1], False),
+    ("7x7 pad3 window wider than the input", [2, 8, 3, 4], [7, 7], [1, 1],
+     [3, 3, 3, 3], [1, 1], True),
+    ("MobileNet 3x3 stride2 pad1", [2, 32, 15, 15], [3, 3], [2, 2],
+     [1, 1, 1, 1], [1, 1], True),
+    ("3x3 pad1 C=24", [3, 24, 10, 9], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1],
+     False),
+    ("5x5 pad2 C=40", [1, 40, 11, 12], [5, 5], [1, 1], [2, 2, 2, 2], [1, 1],
+     True),
+    ("5x5 dilation2 pad4", [2, 16, 13, 12], [5, 5], [1, 1], [4, 4, 4, 4],
+     [2, 2], True),
+    ("asymmetric padding", [2, 12, 9, 10], [3, 3], [1, 1], [0, 2, 1, 0],
+     [1, 1], True),
+    ("asymmetric same_upper stride2 (ONNX)", [2, 8, 10, 9], [3, 3], [2, 2],
+     [0, 0, 1, 1], [1, 1], False),
+    ("non-square 3x5 strides (2,1) dilation (1,2)", [1, 8, 12, 14], [3, 5],
+     [2, 1], [1, 2, 2, 3], [1, 2], True),
+    ("1x1", [2, 16, 5, 6], [1, 1], [1, 1], [0, 0, 0, 0], [1, 1], True),
+    ("2x2 stride3 larger than the kernel", [2, 8, 11, 11], [2, 2], [3, 3],
+     [0, 0, 0, 0], [1, 1], False),
+]
+# (mode, NumPy dtype of the values, 16-bit code or None)
+DEPTHWISE_MODES = [("f64", np.float64, None), ("f32", np.float32, None),
+                   ("f16", np.float32, half.F16),
+                   ("bf16", np.float32, half.BF16)]
+
+
+def depthwise_operands(suite, code, dtype, shape, kernel, out_shape,
+                       with_bias):
+    """x, filter, bias (or None) and grad_output of a depthwise
+    convolution, channels first, as `dtype` or 16-bit bits of `code`."""
+    lib = suite.lib
+    if code is None:
+        def cast(v):
+            return np.require(v.astype(dtype), requirements="C")
+    else:
+        def cast(v):
+            return half.to_half(lib, v, code).bits
+    c = shape[1]
+    x = cast(suite.randn(*shape))
+    f = cast(suite.randn(c, 1, *kernel,
+                         scale=(kernel[0] * kernel[1]) ** -0.5))
+    b = cast(suite.randn(c)) if with_bias else None
+    gy = cast(suite.randn(*out_shape))
+    return x, f, b, gy
+
+
+def depthwise_case(suite, ctx, dtype, code, shape, kernel, strides, padding,
+                   dilation, with_bias):
+    lib = suite.lib
+    mode = "f64" if dtype == np.float64 else "f32"
+
+    def body():
+        n, c, h, w = shape
+        oh = output_size(h, padding[0], padding[2], kernel[0], strides[0],
+                         dilation[0])
+        ow = output_size(w, padding[1], padding[3], kernel[1], strides[1],
+                         dilation[1])
+        out_shape = (n, c, oh, ow)
+        x, f, b, gy = depthwise_operands(suite, code, dtype, shape, kernel,
+                                         out_shape, with_bias)
+        first = fluidcuda.Conv2dParams(strides, padding, dilation, c)
+        last = fluidcuda.Conv2dParams(strides, padding, dilation, c,
+                                      channels_last=1)
+        notes = []
+        for op, inputs, like in [("conv2d", [x, f, b], out_shape),
+                                 ("conv2d_grad_input", [gy, f], shape),
+                                 ("conv2d_grad_filter", [gy, x], f.shape)]:
+            inputs_last = [to_channels_last(a) if a is not None and
+                           a.ndim == 4 else a for a in inputs]
+            like_last = tuple(like[i] for i in (0, 2, 3, 1))
+            cpu_last = conv_call(lib, None, op, inputs_last, like_last, last,
+                                 code)
+            cuda_last = conv_call(lib, ctx, op, inputs_last, like_last, last,
+                                  code)
+            cudnn_first = to_channels_last(
+                conv_call(lib, ctx, op, inputs, like, first, code))
+            if code is None:
+                fluidcuda.expect_close(cuda_last, cpu_last, mode,
+                                       f"{op} vs cpu")
+                fluidcuda.expect_close(cuda_last, cudnn_first, mode,
+                                       f"{op} vs cuDNN channels first")
+                continue
+            got = half.Half(cuda_last, code)
+            worst = half.expect_within_ulp(got, half.Half(cpu_last, code),
+                                           code, f"{op} vs cpu")
+            apart = half.ulps(got, half.Half(cudnn_first, code), code)
+            if apart > 2.0:
+                raise AssertionError(f"{op}: {apart:.2f} units in the last "
+                                     "place from cuDNN channels first (at "
+                                     "most 2)")
+            notes.append(f"{op} {worst:.2f}")
+        return "ulps vs cpu: " + ", ".join(notes) if notes else None
+    return body
+
+
+# Big enough for many chunks of partial sums: 8 * 56 rows of 56 pixels,
+# a chunk each.
+DETERMINISM_SHAPE = [8, 64, 56, 56]
+
+
+def depthwise_grad_filter_operands(suite, code):
+    """grad_output, input, the filter's shape and the params of a ConvNeXt
+    7x7 depthwise convolution of DETERMINISM_SHAPE, channels last."""
+    shape = DETERMINISM_SHAPE
+    x, f, _, gy = depthwise_operands(suite, code, np.float32, shape, [7, 7],
+                                     shape, False)
+    params = fluidcuda.Conv2dParams([1, 1], [3, 3, 3, 3], [1, 1], shape[1],
+                                    channels_last=1)
+    return (to_channels_last(gy), to_channels_last(x),
+            to_channels_last(f).shape, params)
+
+
+def expect_grad_filter(got, want, code, what):
+    if code is None:
+        fluidcuda.expect_close(got, want, "f32", what)
+        return None
+    return half.expect_within_ulp(half.Half(got, code), half.Half(want, code),
+                                  code, what)
+
+
+def depthwise_determinism_case(suite, code):
+    lib = suite.lib
+
+    def body():
+        gy, x, f_shape, params = depthwise_grad_filter_operands(suite, code)
+        with fluidcuda.Context(lib) as ctx:
+            once = conv_call(lib, ctx, "conv2d_grad_filter", [gy, x],
+                             f_shape, params, code)
+            twice = conv_call(lib, ctx, "conv2d_grad_filter", [gy, x],
+                              f_shape, params, code)
+            stats = ctx.stats()
+        if once.tobytes() != twice.tobytes():
+            raise AssertionError("the filter gradient differs between two "
+                                 "runs on the same data")
+        assert stats["algorithm_searches"] == 0, \
+            f"cuDNN was searched: {stats}"
+        want = conv_call(lib, None, "conv2d_grad_filter", [gy, x], f_shape,
+                         params, code)
+        worst = expect_grad_filter(once, want, code, "vs cpu")
+        return (f"workspace {stats['workspace_bytes']} bytes" +
+                (f", {worst:.2f} ulps vs cpu" if worst is not None else ""))
+    return body
+
+
+def depthwise_workspace_limit_case(suite):
+    lib = suite.lib
+
+    def body():
+        gy, x, f_shape, params = depthwise_grad_filter_operands(suite, None)
+        want = conv_call(lib, None, "conv2d_grad_filter", [gy, x], f_shape,
+                         params, None)
+        notes = []
+        # Three chunks' f32 partial sums, then none.
+        for limit in (3 * int(np.prod(f_shape)) * 4, 0):
+            with fluidcuda.Context(lib) as ctx:
+                ctx.check(lib.fluid_cuda_set_workspace_limit(ctx.handle,
+                                                             limit))
+                got = conv_call(lib, ctx, "conv2d_grad_filter", [gy, x],
+                                f_shape, params, None)
+                stats = ctx.stats()
+            expect_grad_filter(got, want, None, f"limit {limit} vs cpu")
+            assert stats["workspace_bytes"] <= limit, stats
+            searches = 1 if limit == 0 else 0
+            assert stats["algorithm_searches"] == searches, (limit, stats)
+            notes.append(f"limit {limit}: {stats['algorithm_searches']} "
+                         "searches")
+        return ", ".join(notes)
+    return body
+
+
 def layout_cache_case(suite):
     """A cache file of channels-first choices (as a program from before
     channels last wrote it) serves the same problems channels first, and
@@ -347,6 +544,24 @@ def main():
                 suite.case(label, channels_last_case(
                     suite, strict, code, shape, out_channels, kernel,
                     strides, padding, dilation, groups, with_bias))
+        for mode, dtype, code in DEPTHWISE_MODES:
+            for (name, shape, kernel, strides, padding, dilation,
+                 with_bias) in DEPTHWISE_CASES:
+                label = (f"conv2d depthwise channels last {mode} {name} "
+                         f"input {shape} kernel {kernel} strides {strides} "
+                         f"padding {padding} dilation {dilation}"
+                         f"{' bias' if with_bias else ''}")
+                suite.case(label, depthwise_case(
+                    suite, strict, dtype, code, shape, kernel, strides,
+                    padding, dilation, with_bias))
+        for mode, code in [("f32", None), ("bf16", half.BF16)]:
+            suite.case(f"depthwise channels-last {mode} filter gradient of "
+                       f"{DETERMINISM_SHAPE}: bitwise the same twice, no "
+                       "cuDNN search", depthwise_determinism_case(suite,
+                                                                  code))
+        suite.case("depthwise channels-last filter gradient under workspace "
+                   "limits: fewer chunks, then cuDNN at limit 0",
+                   depthwise_workspace_limit_case(suite))
         suite.case("the algorithm cache keys the layout; channels-first "
                    "files load as they are", layout_cache_case(suite))
         for name, ctx in [("strict", strict), ("tf32", tf32)]:

@@ -41,7 +41,10 @@ extern "C" {
 /// its algorithm_cache_path); asymmetric padding is padded explicitly into
 /// the workspace, symmetric padding goes to cuDNN directly. channels_last
 /// = 1 (input [N,H,W,C], filter [O,KH,KW,C/groups], output [N,OH,OW,O])
-/// runs cuDNN's NHWC convolutions on the tensors as they are.
+/// runs cuDNN's NHWC convolutions on the tensors as they are, except that
+/// channels-last depthwise convolutions (groups == input channels ==
+/// output channels > 1) run hand-written kernels, as do their gradients
+/// (runtime/cuda/KernelsDepthwise.cu).
 fluid_status fluid_cuda_conv2d(fluid_cuda_context *context,
                                const fluid_tensor *input,
                                const fluid_tensor *filter,
