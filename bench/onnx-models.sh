@@ -5,7 +5,8 @@
 # (TF32, channels-last, momentum SGD lr 0.1 momentum 0.9) by
 # scripts/gpu-prepare.sh into build/bench/MODEL-onnx-cuda, trained on
 # synthetic data at batch 64 against PyTorch eager (TF32, the same
-# optimizer; convnext_tiny also channels_last) in the same call. One
+# optimizer; convnext_tiny also channels_last) and torch.compile in the
+# same call. One
 # command on the GPU machine from the repository root:
 #
 #   bash bench/onnx-models.sh               (OUT=/tmp/fluid-onnx by default)
@@ -16,7 +17,8 @@
 # build/bench/MODEL-onnx-weights.json, so that their losses are those of a
 # freshly initialized model; PyTorch starts from its random initialization.
 # FLUID_ONNX_CONFIGS (default "vit_b_16 convnext_tiny"), FLUID_BENCH_STEPS
-# (20) timed steps after FLUID_BENCH_WARMUP (5), one deadline
+# (20) timed steps after FLUID_BENCH_WARMUP (5), torch.compile rows unless
+# FLUID_BENCH_TORCH_COMPILE=0, one deadline
 # (FLUID_BENCH_DEADLINE_S, 400 s). Prints bench/table.py's table.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -47,6 +49,9 @@ for model in $configs; do
     --steps $((warmup + steps)) "${init[@]}"
   rm -f "$out/$model.safetensors"
   torch "$model" torch-nchw 150 --batch 64
+  if [ "${FLUID_BENCH_TORCH_COMPILE:-1}" != 0 ]; then
+    torch "$model" torch-compile-nchw 300 --batch 64 --compile
+  fi
   if [ "$model" = convnext_tiny ]; then
     torch "$model" torch-channels_last 150 --batch 64 \
       --memory-format channels_last
