@@ -27,10 +27,12 @@ namespace fluid::rt::data {
 namespace {
 
 // PIL's PRECISION_BITS (32 - 8 - 2): an 8-bit value times a weight below
-// 2^22, summed, stays within a signed 32-bit integer.
+// 2^22, summed, stays within a signed 32-bit integer (the weights of an
+// output pixel are non-negative and sum to 2^22 plus at most one half per
+// tap), so the sums are int32_t, as PIL's are, and vectorize.
 constexpr int kPrecisionBits = 22;
-constexpr int64_t kOne = int64_t(1) << kPrecisionBits;
-constexpr int64_t kHalf = int64_t(1) << (kPrecisionBits - 1);
+constexpr int32_t kOne = int32_t(1) << kPrecisionBits;
+constexpr int32_t kHalf = int32_t(1) << (kPrecisionBits - 1);
 
 /// The source pixels and fixed-point weights of the output pixels
 /// [begin, end) of one dimension: output pixel begin + k reads source
@@ -38,7 +40,7 @@ constexpr int64_t kHalf = int64_t(1) << (kPrecisionBits - 1);
 /// weights[k * width + 0 ..].
 struct Taps {
   std::vector<int64_t> first, count;
-  std::vector<int64_t> weights;
+  std::vector<int32_t> weights;
   int64_t width = 0;
 
   /// The lowest and one past the highest source pixel any tap reads.
@@ -93,11 +95,11 @@ Taps bilinearTaps(int64_t in, int64_t out, int64_t begin, int64_t end) {
           triangle((double(i + first) - center + 0.5) * inverse);
       sum += weights[size_t(i)];
     }
-    int64_t *fixed = &taps.weights[size_t((o - begin) * taps.width)];
+    int32_t *fixed = &taps.weights[size_t((o - begin) * taps.width)];
     for (int64_t i = 0; i < count; ++i) {
       // The sum is positive: the tap nearest the center has a weight. And
       // triangle weights are never negative, so rounding adds one half.
-      fixed[i] = int64_t(0.5 + weights[size_t(i)] / sum * double(kOne));
+      fixed[i] = int32_t(0.5 + weights[size_t(i)] / sum * double(kOne));
     }
     taps.first.push_back(first);
     taps.count.push_back(count);
@@ -105,8 +107,8 @@ Taps bilinearTaps(int64_t in, int64_t out, int64_t begin, int64_t end) {
   return taps;
 }
 
-uint8_t clip8(int64_t sum) {
-  return uint8_t(std::clamp<int64_t>(sum >> kPrecisionBits, 0, 255));
+uint8_t clip8(int32_t sum) {
+  return uint8_t(std::clamp<int32_t>(sum >> kPrecisionBits, 0, 255));
 }
 
 } // namespace
@@ -129,9 +131,9 @@ void resizeBilinear(const RgbImage &source, const PixelBox &box,
         &source.pixels[size_t(((box.top + y) * source.width + box.left) * 3)];
     uint8_t *out = &filtered[size_t((y - rowBegin) * rowBytes)];
     for (int64_t x = 0; x < window.width; ++x) {
-      const int64_t *weight = &columns.weights[size_t(x * columns.width)];
+      const int32_t *weight = &columns.weights[size_t(x * columns.width)];
       const uint8_t *tap = in + columns.first[size_t(x)] * 3;
-      int64_t r = kHalf, g = kHalf, b = kHalf;
+      int32_t r = kHalf, g = kHalf, b = kHalf;
       for (int64_t i = 0; i < columns.count[size_t(x)]; ++i, tap += 3) {
         r += tap[0] * weight[i];
         g += tap[1] * weight[i];
@@ -143,19 +145,24 @@ void resizeBilinear(const RgbImage &source, const PixelBox &box,
     }
   }
 
-  // Then columns, over the filtered rows.
+  // Then columns, over the filtered rows: a whole output row at a time,
+  // one tap row after the other (the same sums in the same order as per
+  // pixel, in loops over contiguous bytes that the compiler vectorizes).
+  std::vector<int32_t> sums(static_cast<size_t>(rowBytes));
   for (int64_t y = 0; y < window.height; ++y) {
-    const int64_t *weight = &rows.weights[size_t(y * rows.width)];
+    const int32_t *weight = &rows.weights[size_t(y * rows.width)];
     const uint8_t *in =
         &filtered[size_t((rows.first[size_t(y)] - rowBegin) * rowBytes)];
     uint8_t *out = destination + y * rowBytes;
-    for (int64_t x = 0; x < rowBytes; ++x) {
-      int64_t sum = kHalf;
-      const uint8_t *tap = in + x;
-      for (int64_t i = 0; i < rows.count[size_t(y)]; ++i, tap += rowBytes)
-        sum += *tap * weight[i];
-      out[x] = clip8(sum);
+    std::fill(sums.begin(), sums.end(), kHalf);
+    int32_t *sum = sums.data();
+    for (int64_t i = 0; i < rows.count[size_t(y)]; ++i, in += rowBytes) {
+      const int32_t w = weight[i];
+      for (int64_t x = 0; x < rowBytes; ++x)
+        sum[x] += int32_t(in[x]) * w;
     }
+    for (int64_t x = 0; x < rowBytes; ++x)
+      out[x] = clip8(sum[x]);
   }
 }
 
