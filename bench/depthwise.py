@@ -33,7 +33,6 @@ the fraction of the copy bandwidth, and checks that the filter gradient
 is bitwise the same in two runs.
 """
 
-import ctypes
 import importlib
 import json
 import os
@@ -119,22 +118,7 @@ TORCH_SCRIPT = r"""
 import json, statistics, torch
 import torch.nn.functional as F
 shapes, batch, k, pad = %(shapes)s, %(batch)d, %(kernel)d, %(pad)d
-scratch = torch.empty(%(spacer)d // 4, device="cuda")
-def timed(fn, runs=%(runs)d, warmup=%(warmup)d):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(runs):
-        scratch.zero_()
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return [statistics.median(times), min(times), max(times)]
-out = {"version": torch.__version__}
+""" + pool.TORCH_TIMER + r"""out = {"version": torch.__version__}
 for name, dtype in [("f32", torch.float32), ("bf16", torch.bfloat16)]:
     rows = {}
     for c, hw, _ in shapes:

@@ -121,11 +121,10 @@ def copy_bandwidth(ctx, cuda, timer):
     return 2 * size, result
 
 
-TORCH_SCRIPT = r"""
-import json, statistics, torch
-import torch.nn.functional as F
-x = torch.randn(%(shape)s, device="cuda")
-g = torch.randn(%(out_shape)s, device="cuda")
+# The PyTorch side's timer (also bench/depthwise.py's): CUDA event times of
+# `runs` calls after `warmup`, each after clearing a scratch buffer larger
+# than the L2 cache; formatted with runs, warmup and spacer.
+TORCH_TIMER = r"""
 scratch = torch.empty(%(spacer)d // 4, device="cuda")
 def timed(fn, runs=%(runs)d, warmup=%(warmup)d):
     for _ in range(warmup):
@@ -141,7 +140,14 @@ def timed(fn, runs=%(runs)d, warmup=%(warmup)d):
         stop.synchronize()
         times.append(start.elapsed_time(stop))
     return [statistics.median(times), min(times), max(times)]
-def measure(x, g):
+"""
+
+TORCH_SCRIPT = r"""
+import json, statistics, torch
+import torch.nn.functional as F
+x = torch.randn(%(shape)s, device="cuda")
+g = torch.randn(%(out_shape)s, device="cuda")
+""" + TORCH_TIMER + r"""def measure(x, g):
     with torch.no_grad():
         forward = timed(lambda: F.max_pool2d(x, 3, 2, 1))
         _, indices = F.max_pool2d(x, 3, 2, 1, return_indices=True)

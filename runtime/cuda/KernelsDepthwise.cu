@@ -188,6 +188,27 @@ __device__ inline int32_t sourceIndex(int32_t d, int32_t k, int32_t stride,
 // Forward and input gradient
 //===----------------------------------------------------------------------===//
 
+/// Loads columns base .. base + kSlots - 1 of a row (`row` at column 0,
+/// at the thread's channels) into `window`, widened; with kGuard, the
+/// columns outside [0, width) as zeros, `inside` saying which are in.
+template <int kV, int kSlots, bool kGuard, typename T, typename Acc>
+__device__ inline void loadWindow(const T *row, int64_t channels, int32_t base,
+                                  int32_t width, Acc (&window)[kSlots][kV],
+                                  bool (&inside)[kSlots]) {
+#pragma unroll
+  for (int i = 0; i < kSlots; ++i) {
+    const int32_t column = base + i;
+    inside[i] = !kGuard || (column >= 0 && column < width);
+    if (inside[i]) {
+      loadWidened<kV>(row + int64_t(column) * channels, window[i]);
+    } else {
+#pragma unroll
+      for (int v = 0; v < kV; ++v)
+        window[i][v] = Acc(0);
+    }
+  }
+}
+
 /// Adds one source row's taps to the kCols destinations of a thread from a
 /// register window: slot i holds source column base + i (zero, and never
 /// added, outside [0, width) when kGuard), destination j's tap kw reads
@@ -203,18 +224,7 @@ __device__ inline void accumulateWindow(const T *row, int64_t channels,
   constexpr int kSlots = kCols + kKW - 1;
   Acc window[kSlots][kV];
   bool inside[kSlots];
-#pragma unroll
-  for (int i = 0; i < kSlots; ++i) {
-    const int32_t column = base + i;
-    inside[i] = !kGuard || (column >= 0 && column < width);
-    if (inside[i]) {
-      loadWidened<kV>(row + int64_t(column) * channels, window[i]);
-    } else {
-#pragma unroll
-      for (int v = 0; v < kV; ++v)
-        window[i][v] = Acc(0);
-    }
-  }
+  loadWindow<kV, kSlots, kGuard>(row, channels, base, width, window, inside);
 #pragma unroll
   for (int kw = 0; kw < kKW; ++kw) {
     Acc w[kV];
@@ -346,6 +356,30 @@ ChannelTiles channelTiles(int64_t vectors, int64_t most) {
   return {ceilDiv(vectors, tiles), tiles};
 }
 
+/// Calls run(vector width, window width, columns per thread) with
+/// compile-time constants: kVector channels per thread when `vector`, else
+/// 1; a register window of kColumns outputs for kernel widths 3, 5 and 7
+/// when `window`, else none (0) and one output per thread.
+template <int kVector, int kColumns, typename Run>
+void dispatchKernel(bool vector, bool window, int32_t kernelW, Run &&run) {
+  auto withWidth = [&](auto width) {
+    using Cols = std::integral_constant<int, kColumns>;
+    if (window && kernelW == 3)
+      run(width, std::integral_constant<int, 3>{}, Cols{});
+    else if (window && kernelW == 5)
+      run(width, std::integral_constant<int, 5>{}, Cols{});
+    else if (window && kernelW == 7)
+      run(width, std::integral_constant<int, 7>{}, Cols{});
+    else
+      run(width, std::integral_constant<int, 0>{},
+          std::integral_constant<int, 1>{});
+  };
+  if (vector)
+    withWidth(std::integral_constant<int, kVector>{});
+  else
+    withWidth(std::integral_constant<int, 1>{});
+}
+
 template <typename T, bool kGradInput>
 void launchGather(cudaStream_t stream, const T *src, const T *filter,
                   const T *bias, T *dst, const DepthwiseShape &s) {
@@ -384,22 +418,7 @@ void launchGather(cudaStream_t stream, const T *src, const T *filter,
                                           dst);
     checkLaunch();
   };
-  auto withWidth = [&](auto width) {
-    using Cols = std::integral_constant<int, kColumns>;
-    if (window && s.kernelW == 3)
-      run(width, std::integral_constant<int, 3>{}, Cols{});
-    else if (window && s.kernelW == 5)
-      run(width, std::integral_constant<int, 5>{}, Cols{});
-    else if (window && s.kernelW == 7)
-      run(width, std::integral_constant<int, 7>{}, Cols{});
-    else
-      run(width, std::integral_constant<int, 0>{},
-          std::integral_constant<int, 1>{});
-  };
-  if (vector)
-    withWidth(std::integral_constant<int, kVector>{});
-  else
-    withWidth(std::integral_constant<int, 1>{});
+  dispatchKernel<kVector, kColumns>(vector, window, s.kernelW, run);
 }
 
 //===----------------------------------------------------------------------===//
@@ -444,18 +463,7 @@ accumulateFilterWindow(const T *dyRow, const T *xRow, int64_t channels,
   }
   Acc window[kSlots][kV];
   bool inside[kSlots];
-#pragma unroll
-  for (int i = 0; i < kSlots; ++i) {
-    const int32_t column = base + i;
-    inside[i] = !kGuard || (column >= 0 && column < width);
-    if (inside[i]) {
-      loadWidened<kV>(xRow + int64_t(column) * channels, window[i]);
-    } else {
-#pragma unroll
-      for (int v = 0; v < kV; ++v)
-        window[i][v] = Acc(0);
-    }
-  }
+  loadWindow<kV, kSlots, kGuard>(xRow, channels, base, width, window, inside);
 #pragma unroll
   for (int j = 0; j < kCols; ++j)
 #pragma unroll
@@ -678,22 +686,7 @@ bool launchGradFilter(fluid_cuda_context *context, const T *gradOutput,
                                      int32_t(scratch.chunks), partials);
     checkLaunch();
   };
-  auto withWidth = [&](auto width) {
-    using Cols = std::integral_constant<int, kColumns>;
-    if (window && s.kernelW == 3)
-      run(width, std::integral_constant<int, 3>{}, Cols{});
-    else if (window && s.kernelW == 5)
-      run(width, std::integral_constant<int, 5>{}, Cols{});
-    else if (window && s.kernelW == 7)
-      run(width, std::integral_constant<int, 7>{}, Cols{});
-    else
-      run(width, std::integral_constant<int, 0>{},
-          std::integral_constant<int, 1>{});
-  };
-  if (vector)
-    withWidth(std::integral_constant<int, kVector>{});
-  else
-    withWidth(std::integral_constant<int, 1>{});
+  dispatchKernel<kVector, kColumns>(vector, window, s.kernelW, run);
 
   const int64_t count = int64_t(s.channels) * s.taps();
   depthwiseGradFilterSumKernel<T>

@@ -61,12 +61,7 @@ def make():
 
 
 def export(net, images, file, opset):
-    torch.onnx.export(net, images, file, opset_version=opset,
-                      training=torch.onnx.TrainingMode.PRESERVE,
-                      do_constant_folding=False, input_names=["images"],
-                      output_names=["logits"],
-                      dynamic_axes={"images": {0: "batch"},
-                                    "logits": {0: "batch"}})
+    onnx_training.export_as_readme(net, images, file, opset)
 
 
 def forward(net, opset, path, problems):

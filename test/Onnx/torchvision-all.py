@@ -230,12 +230,7 @@ spent = {}  # seconds by what: export, each tool, PyTorch (--verbose)
 
 def export(net, images, file, opset):
     start = time.time()
-    torch.onnx.export(net, images, file, opset_version=opset,
-                      training=torch.onnx.TrainingMode.PRESERVE,
-                      do_constant_folding=False, input_names=["images"],
-                      output_names=["logits"],
-                      dynamic_axes={"images": {0: "batch"},
-                                    "logits": {0: "batch"}})
+    onnx_training.export_as_readme(net, images, file, opset)
     spent["export"] = spent.get("export", 0) + time.time() - start
 
 

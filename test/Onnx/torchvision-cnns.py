@@ -34,7 +34,6 @@ import os
 import re
 import sys
 import time
-import warnings
 
 import numpy as np
 import torch
@@ -87,14 +86,7 @@ def make(name):
 
 
 def export(net, images, file, opset):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(net, images, file, opset_version=opset,
-                          training=torch.onnx.TrainingMode.PRESERVE,
-                          do_constant_folding=False, input_names=["images"],
-                          output_names=["logits"],
-                          dynamic_axes={"images": {0: "batch"},
-                                        "logits": {0: "batch"}})
+    onnx_training.export_as_readme(net, images, file, opset)
 
 
 def check(name, opset, problems):

@@ -23,25 +23,18 @@
 import filecmp
 import os
 import re
-import subprocess
 import sys
-import warnings
 
 import torch
 from torchvision.models import ConvNeXt
 from torchvision.models.convnext import CNBlockConfig
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from onnx_training import export_as_readme, run  # noqa: E402
+
 work = sys.argv[1]
 TRAINING = "optimizer=momentum lr=0.05 momentum=0.9"
 problems = []
-
-
-def run(*command):
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        print(f"FAIL: {' '.join(command)}:\n{result.stderr}")
-        sys.exit(1)
-    return result.stdout
 
 
 torch.manual_seed(0)
@@ -52,15 +45,7 @@ with torch.no_grad():
         if key.endswith("layer_scale"):
             p.uniform_(0.5, 1.5)
 onnx_file = os.path.join(work, "convnext.onnx")
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    torch.onnx.export(net, torch.randn(2, 3, 32, 32), onnx_file,
-                      opset_version=17,
-                      training=torch.onnx.TrainingMode.PRESERVE,
-                      do_constant_folding=False, input_names=["images"],
-                      output_names=["logits"],
-                      dynamic_axes={"images": {0: "batch"},
-                                    "logits": {0: "batch"}})
+export_as_readme(net, torch.randn(2, 3, 32, 32), onnx_file, 17)
 mlir = os.path.join(work, "convnext.mlir")
 run("fluid-import-onnx", onnx_file, "--batch", "2", "--loss",
     "softmax_cross_entropy", "-o", mlir)

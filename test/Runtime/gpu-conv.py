@@ -219,6 +219,25 @@ def conv_call(lib, ctx, op, inputs, out_shape, params, code):
     return got
 
 
+def expect_like(op, got, cpu, other, other_name, code, mode, notes):
+    """`got` (a cuda result) against the cpu's and another cuda path's: in
+    f32 or f64 within `mode`'s tolerance of both; in 16 bits (`code`)
+    within one unit in the last place of the cpu's and two of the other's,
+    the cpu's distance appended to `notes`."""
+    if code is None:
+        fluidcuda.expect_close(got, cpu, mode, f"{op} vs cpu")
+        fluidcuda.expect_close(got, other, mode, f"{op} vs {other_name}")
+        return
+    narrow = half.Half(got, code)
+    worst = half.expect_within_ulp(narrow, half.Half(cpu, code), code,
+                                   f"{op} vs cpu")
+    apart = half.ulps(narrow, half.Half(other, code), code)
+    if apart > 2.0:
+        raise AssertionError(f"{op}: {apart:.2f} units in the last place "
+                             f"from {other_name} (at most 2)")
+    notes.append(f"{op} {worst:.2f}")
+
+
 def channels_last_case(suite, ctx, code, shape, out_channels, kernel,
                        strides, padding, dilation, groups, with_bias):
     lib = suite.lib
@@ -261,21 +280,8 @@ def channels_last_case(suite, ctx, code, shape, out_channels, kernel,
             cuda_first = conv_call(lib, ctx, op, inputs, like, first, code)
             cuda_last = to_channels_first(conv_call(
                 lib, ctx, op, inputs_last, like_last, last, code))
-            if code is None:
-                fluidcuda.expect_close(cuda_last, cuda_first, "f32",
-                                       f"{op} vs cuda channels first")
-                fluidcuda.expect_close(cuda_last, cpu_first, "f32",
-                                       f"{op} vs cpu")
-                continue
-            got = half.Half(cuda_last, code)
-            worst = half.expect_within_ulp(got, half.Half(cpu_first, code),
-                                           code, f"{op} vs cpu")
-            apart = half.ulps(got, half.Half(cuda_first, code), code)
-            if apart > 2.0:
-                raise AssertionError(f"{op}: {apart:.2f} units in the last "
-                                     "place from cuda channels first (at "
-                                     "most 2)")
-            notes.append(f"{op} {worst:.2f}")
+            expect_like(op, cuda_last, cpu_first, cuda_first,
+                        "cuda channels first", code, "f32", notes)
         return "ulps vs cpu: " + ", ".join(notes) if notes else None
     return body
 
@@ -368,21 +374,8 @@ def depthwise_case(suite, ctx, dtype, code, shape, kernel, strides, padding,
                                   code)
             cudnn_first = to_channels_last(
                 conv_call(lib, ctx, op, inputs, like, first, code))
-            if code is None:
-                fluidcuda.expect_close(cuda_last, cpu_last, mode,
-                                       f"{op} vs cpu")
-                fluidcuda.expect_close(cuda_last, cudnn_first, mode,
-                                       f"{op} vs cuDNN channels first")
-                continue
-            got = half.Half(cuda_last, code)
-            worst = half.expect_within_ulp(got, half.Half(cpu_last, code),
-                                           code, f"{op} vs cpu")
-            apart = half.ulps(got, half.Half(cudnn_first, code), code)
-            if apart > 2.0:
-                raise AssertionError(f"{op}: {apart:.2f} units in the last "
-                                     "place from cuDNN channels first (at "
-                                     "most 2)")
-            notes.append(f"{op} {worst:.2f}")
+            expect_like(op, cuda_last, cpu_last, cudnn_first,
+                        "cuDNN channels first", code, mode, notes)
         return "ulps vs cpu: " + ", ".join(notes) if notes else None
     return body
 

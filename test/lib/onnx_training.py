@@ -3,11 +3,13 @@ tied-weights.py): a tool run that fails the test with its error output,
 and momentum-SGD steps of an imported model on fluid-run (cpu backend)
 checked against the same steps of the PyTorch model: train_like_torch, or
 its parts fluid_steps, torch_steps and compare_steps (torchvision-all.py
-compares one PyTorch step with the steps of the models of two opsets)."""
+compares one PyTorch step with the steps of the models of two opsets);
+and export_as_readme, the README's export recipe."""
 
 import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import torch
@@ -22,6 +24,20 @@ def run(*command):
     if result.returncode != 0:
         sys.exit(f"FAIL: {' '.join(command)}\n{result.stderr}")
     return result.stdout
+
+
+def export_as_readme(net, images, file, opset):
+    """torch.onnx.export as the README says: eval-mode weights kept as
+    they are (TrainingMode.PRESERVE, no constant folding), the input named
+    "images" and the batch dynamic; the exporter's warnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, images, file, opset_version=opset,
+                          training=torch.onnx.TrainingMode.PRESERVE,
+                          do_constant_folding=False, input_names=["images"],
+                          output_names=["logits"],
+                          dynamic_axes={"images": {0: "batch"},
+                                        "logits": {0: "batch"}})
 
 
 def fluid_steps(path, inputs, steps, lr, momentum):
