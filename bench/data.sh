@@ -16,6 +16,9 @@
 #    synthetic data, FLUID_BENCH_STEPS (40) timed steps after
 #    FLUID_BENCH_WARMUP (5). A folder of 5,000 images is 39 steps an epoch,
 #    so the timed steps cross an epoch's end (a reshuffle).
+# 3. bench/nvjpeg.py: GPU decoding with nvJPEG (torchvision's decode_jpeg on
+#    the GPU) on the same folder, decode alone and with the training
+#    transform on the GPU: images/s and the GPU time per batch.
 # Prints a table: variant, data, images/s median (min-max), step ms, and
 # the folder run's slowdown against synthetic data.
 set -uo pipefail
@@ -48,6 +51,9 @@ run loader 240 "$out/loader.log" env LD_LIBRARY_PATH="$fluid_ld" "$python" \
   "$root/bench/loader.py" "$root/build/lib/libfluid_runtime.so" "$folder" \
   --count "$count"
 cat "$out/loader.log"
+run nvjpeg 120 "$out/nvjpeg.log" env LD_LIBRARY_PATH="$torch_ld" "$python" \
+  "$root/bench/nvjpeg.py" "$folder"
+cat "$out/nvjpeg.log"
 
 train() { # VARIANT SUFFIX ARGS...
   local variant="$1" suffix="$2"
