@@ -65,7 +65,7 @@ struct FluidMixedPrecisionPass
             stored.push_back(result);
       });
       for (Value value : stored)
-        storeIn16Bits(value, element);
+        roundWhereMade(value, element);
       numStored += stored.size();
     }
   }
@@ -84,27 +84,6 @@ struct FluidMixedPrecisionPass
     auto users = value.getUsers();
     return !llvm::hasSingleElement(users) ||
            !isFusibleElementwise(*users.begin());
-  }
-
-  /// Rounds `value` to `element` where it is made; its readers read the
-  /// exact widening of that.
-  static void storeIn16Bits(Value value, Type element) {
-    OpBuilder builder(value.getContext());
-    builder.setInsertionPointAfterValue(value);
-    Location loc = value.getLoc();
-    auto type = cast<RankedTensorType>(value.getType());
-    Value narrow = CastOp::create(builder, loc, type.clone(element), value);
-    Value wide = CastOp::create(builder, loc, type, narrow);
-    // A reader that wants the 16-bit value (a convolution's operand cast)
-    // reads the stored one.
-    for (Operation *user : llvm::make_early_inc_range(value.getUsers()))
-      if (auto cast = dyn_cast<CastOp>(user);
-          cast && user != narrow.getDefiningOp() &&
-          cast.getType() == narrow.getType()) {
-        cast.replaceAllUsesWith(narrow);
-        cast.erase();
-      }
-    value.replaceAllUsesExcept(wide, narrow.getDefiningOp());
   }
 
   /// Replaces `op` by the same op on 16-bit casts of its f32 operands,
@@ -157,3 +136,22 @@ struct FluidMixedPrecisionPass
 };
 
 } // namespace
+
+void mlir::fluid::roundWhereMade(Value value, Type element) {
+  OpBuilder builder(value.getContext());
+  builder.setInsertionPointAfterValue(value);
+  Location loc = value.getLoc();
+  auto type = cast<RankedTensorType>(value.getType());
+  Value narrow = CastOp::create(builder, loc, type.clone(element), value);
+  Value wide = CastOp::create(builder, loc, type, narrow);
+  // A reader that wants the 16-bit value (a convolution's operand cast)
+  // reads the stored one.
+  for (Operation *user : llvm::make_early_inc_range(value.getUsers()))
+    if (auto cast = dyn_cast<CastOp>(user);
+        cast && user != narrow.getDefiningOp() &&
+        cast.getType() == narrow.getType()) {
+      cast.replaceAllUsesWith(narrow);
+      cast.erase();
+    }
+  value.replaceAllUsesExcept(wide, narrow.getDefiningOp());
+}

@@ -132,6 +132,11 @@ static cl::opt<bool> noInPlace(
     cl::desc("Plan memory without letting elementwise launches write over "
              "a dead input (--fluid-plan-memory=in-place=false)"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noNarrowGradients(
+    "no-narrow-gradients",
+    cl::desc("With --precision bf16|fp16: skip --fluid-narrow-gradients "
+             "(activation gradients read twice stay f32 instead of 16-bit)"),
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<bool> noPoolIndices(
     "no-pool-indices",
     cl::desc("Skip --fluid-pool-indices: max pooling's gradient finds each "
@@ -429,6 +434,8 @@ int main(int argc, char **argv) {
             pm, options.trainingOptions + " lr-param=true",
             optionErrorPrinter("fluid-compile", "--training"), &optimizations)))
       return EXIT_FAILURE;
+    if (sixteenBits && !f32Activations && !noNarrowGradients)
+      pm.addPass(createFluidNarrowGradients());
   }
   // A module fluid-compile --emit=buffers wrote (perhaps edited since) is
   // emitted as it is.

@@ -71,6 +71,13 @@ void registerGpuCodegenDialects(DialectRegistry &registry);
 /// kernels themselves divide in 32 bits where their indices allow.
 void buildGpuLoweringPipeline(OpPassManager &pm, StringRef toolkitPath);
 
+/// Rounds `value` (an f32 tensor) to `element` (bf16 or f16) where it is
+/// made: a narrowing `fluid.cast` after its producer and an exact widening
+/// cast that its readers read instead, except a reader that is itself a
+/// cast to `element`, which reads the narrow value. Shared by
+/// --fluid-mixed-precision (activations) and --fluid-narrow-gradients.
+void roundWhereMade(Value value, Type element);
+
 /// Where the CUDA toolkit is for libdevice: $CUDA_HOME, else
 /// /usr/local/cuda.
 std::string defaultCudaToolkitPath();

@@ -515,6 +515,38 @@ def FluidMixedPrecision : Pass<"fluid-mixed-precision", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::fluid::FluidDialect"];
 }
 
+def FluidNarrowGradients : Pass<"fluid-narrow-gradients", "::mlir::ModuleOp"> {
+  let summary = "Store a mixed-precision step's activation gradients in 16 bits";
+  let description = [{
+    Run on a training step built from a program that
+    `--fluid-mixed-precision` made 16-bit (fluid-compile runs it right
+    after the step is built, for `--precision bf16|fp16`; `--no-narrow-gradients`
+    skips it). The backward pass computes its activation gradients in f32
+    from the 16-bit values the forward stored and the 16-bit results of the
+    backward convolutions; where such a gradient is read by more than one op
+    (the residual stream's gradient, which both branches of a block read) or
+    by an op that is not elementwise, it is written as f32 and read again,
+    twice the bytes of the 16-bit activation it belongs to. torch.autocast
+    keeps these gradients in the activation's own 16-bit type.
+
+    Each f32 value of rank 3 or more that an elementwise op (not a cast)
+    computes only from 16-bit values (widening casts of them, their
+    reshapes and broadcasts; operands smaller than the result, such as a
+    per-channel factor or a scalar, do not count), and that more than one op
+    or a non-elementwise op reads, is rounded to that 16-bit type where it
+    is made and read through an exact widening cast, which fused regions
+    apply as they load: `--fluid-mixed-precision`'s rule for activations.
+    Values that a chain of elementwise ops, casts and reshapes carries into
+    a `fluid.set_param` (the parameters' gradients and the optimizer's
+    arithmetic) stay f32, and so do values the function returns.
+  }];
+  let statistics = [
+    Statistic<"numNarrowed", "narrowed",
+              "Gradients stored in 16 bits">,
+  ];
+  let dependentDialects = ["::mlir::fluid::FluidDialect"];
+}
+
 def FluidPoolIndices : Pass<"fluid-pool-indices", "::mlir::ModuleOp"> {
   let summary = "Save max pooling's picks for its gradient instead of finding them again";
   let description = [{
