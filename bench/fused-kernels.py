@@ -17,7 +17,14 @@ way (the runtime's copy, fluid_cuda_reshape) for the ratio.
 Prints the largest launches by bytes (--top, 12) with their time, GB/s and
 share of the copy bandwidth, and the total over all fused launches.
 
+With --bytes (no GPU, no library): only the bytes the step's fused
+launches move, each tensor counted once, in total and split into
+activation-sized tensors (over 1M elements) of 4-byte and of narrower
+element types: what a precision or storage change saves, before a GPU
+measures the time.
+
   usage: fused-kernels.py LIBFLUID_RUNTIME.so PROGRAM.cpp[.gz] [--top N]
+         fused-kernels.py --bytes PROGRAM.cpp[.gz]
 """
 
 import argparse
@@ -100,6 +107,23 @@ def parse(path):
     return ptx, launches
 
 
+def print_bytes(launches):
+    total = wide = narrow = 0
+    for launch in launches:
+        for dtype, shape in launch["tensors"]:
+            count = int(np.prod(shape)) if shape else 1
+            nbytes = count * np.dtype(dtype).itemsize
+            total += nbytes
+            if count > (1 << 20):
+                if np.dtype(dtype).itemsize >= 4:
+                    wide += nbytes
+                else:
+                    narrow += nbytes
+    print("%d fused launches: %.2f GB, of which activation-sized tensors "
+          "%.2f GB of 4 or 8-byte elements and %.2f GB of narrower ones"
+          % (len(launches), total / 1e9, wide / 1e9, narrow / 1e9))
+
+
 def timed(context, fn, repeats=20, warmup=3):
     for _ in range(warmup):
         fn()
@@ -115,10 +139,15 @@ def timed(context, fn, repeats=20, warmup=3):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("lib")
-    parser.add_argument("program")
+    parser.add_argument("paths", nargs="+", metavar="LIB PROGRAM")
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--bytes", action="store_true")
     a = parser.parse_args()
+    if len(a.paths) != (1 if a.bytes else 2):
+        parser.error("give LIBFLUID_RUNTIME.so PROGRAM, or --bytes PROGRAM")
+    if a.bytes:
+        return print_bytes(parse(a.paths[0])[1])
+    a.lib, a.program = a.paths
     ptx, launches = parse(a.program)
     lib = fluidcuda.load(a.lib)
     lib.fluid_cuda_load_generated.restype = ctypes.c_int32
