@@ -79,11 +79,8 @@ struct FluidMixedPrecisionPass
         !producer || isa<CastOp, GetParamOp, ConstantOp>(producer) ||
         value.use_empty())
       return false;
-    if (isa<ReluOp, SigmoidOp, TanhOp>(producer))
-      return true;
-    auto users = value.getUsers();
-    return !llvm::hasSingleElement(users) ||
-           !isFusibleElementwise(*users.begin());
+    return isa<ReluOp, SigmoidOp, TanhOp>(producer) ||
+           isReadBeyondOneRegion(value);
   }
 
   /// Replaces `op` by the same op on 16-bit casts of its f32 operands,
@@ -136,6 +133,12 @@ struct FluidMixedPrecisionPass
 };
 
 } // namespace
+
+bool mlir::fluid::isReadBeyondOneRegion(Value value) {
+  auto users = value.getUsers();
+  return !value.use_empty() && (!llvm::hasSingleElement(users) ||
+                                !isFusibleElementwise(*users.begin()));
+}
 
 void mlir::fluid::roundWhereMade(Value value, Type element) {
   OpBuilder builder(value.getContext());

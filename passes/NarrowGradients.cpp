@@ -127,16 +127,14 @@ struct FluidNarrowGradientsPass
   static bool isChosen(Operation *op, Value result,
                        const DenseSet<Value> &updates) {
     if (isa<CastOp>(op) || !isFusibleElementwise(op) ||
-        !isF32Tensor(result.getType(), /*minRank=*/3) || result.use_empty() ||
+        !isF32Tensor(result.getType(), /*minRank=*/3) ||
         updates.contains(result))
       return false;
     if (llvm::any_of(result.getUsers(), [](Operation *user) {
           return user->hasTrait<mlir::OpTrait::IsTerminator>();
         }))
       return false;
-    auto users = result.getUsers();
-    return !llvm::hasSingleElement(users) ||
-           !isFusibleElementwise(*users.begin());
+    return isReadBeyondOneRegion(result);
   }
 };
 

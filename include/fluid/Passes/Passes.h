@@ -78,6 +78,13 @@ void buildGpuLoweringPipeline(OpPassManager &pm, StringRef toolkitPath);
 /// --fluid-mixed-precision (activations) and --fluid-narrow-gradients.
 void roundWhereMade(Value value, Type element);
 
+/// Whether `value` is written to memory once fused: more than one op, or
+/// one op that is not elementwise, reads it (a value one elementwise op
+/// reads stays inside their fused region). The rule by which
+/// --fluid-mixed-precision and --fluid-narrow-gradients choose the values
+/// they store in 16 bits.
+bool isReadBeyondOneRegion(Value value);
+
 /// Where the CUDA toolkit is for libdevice: $CUDA_HOME, else
 /// /usr/local/cuda.
 std::string defaultCudaToolkitPath();
