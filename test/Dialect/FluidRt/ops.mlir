@@ -114,3 +114,20 @@ func.func @unknown() attributes {fluid_rt.arena = 0 : i64} {
 // CHECK: module attributes {fluid_rt.workspace_limit = -1 : i64}
 module attributes {fluid_rt.workspace_limit = -1 : i64} {
 }
+
+// -----
+
+// A fused body's op that lacks a required attribute is an error, not a
+// crash: the launch's check verifies the body's ops before the fusion's
+// region rule reads them (a fuzzer's find, session 21).
+func.func @fused_slice_without_offset(%v: memref<2x4x8x8xf32>, %w: memref<2x4x8x8xf32>) {
+  // expected-error @+1 {{'fluid_rt.launch' op is not a valid 'fusion' on these buffers}}
+  fluid_rt.launch "fusion" ins(%v : memref<2x4x8x8xf32>) outs(%w : memref<2x4x8x8xf32>) params {} {
+  ^bb0(%arg0: tensor<2x4x8x8xf32>):
+    // expected-error @+1 {{'fluid.slice' op requires attribute 'offset'}}
+    %n = fluid.slice %arg0 {axis = 0 : i64, offsetx = 0 : i64} : tensor<2x4x8x8xf32> -> tensor<1x4x8x8xf32>
+    %d = fluid.sub %arg0, %n : tensor<2x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<2x4x8x8xf32>
+    fluid.yield %d : tensor<2x4x8x8xf32>
+  }
+  return
+}

@@ -160,7 +160,11 @@ LogicalResult LaunchOp::verify() {
   Operation *op = buildTensorOp(arguments);
   if (!op)
     return failure();
-  LogicalResult valid = mlir::verify(op, /*verifyRecursively=*/false);
+  // Recursively: this runs before the launch's own region is verified, so
+  // a fused body's ops may still lack what their verifiers require (a
+  // fluid.slice without its offset), and the fusion's region verifier
+  // reads them.
+  LogicalResult valid = mlir::verify(op, /*verifyRecursively=*/true);
   op->destroy();
   if (failed(valid))
     return emitOpError() << "is not a valid '" << getKernel()
