@@ -218,6 +218,10 @@ def parse_args(argv):
                    help="cuda (the benchmark) or cpu (only to test the script)")
     p.add_argument("--ddp", action="store_true",
                    help="one rank of torchrun: DistributedDataParallel")
+    p.add_argument("--deterministic", action="store_true",
+                   help="torch.backends.cudnn.deterministic: only cuDNN "
+                        "algorithms that give the same result every run (as "
+                        "Fluid's convolutions by default)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", default=None, help="write the results here")
     args = p.parse_args(argv)
@@ -274,6 +278,8 @@ def make_step(args, record):
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.deterministic = args.deterministic
+    record["cudnn_deterministic"] = args.deterministic
     record["tf32"] = tf32 if cuda else False
     if cuda:
         record["device_name"] = torch.cuda.get_device_name(device)
