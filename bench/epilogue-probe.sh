@@ -6,7 +6,22 @@
 # table on stdout and, when OUT is set, writes it to $OUT/epilogue.md and
 # the probe's per-engine log to $OUT/epilogue-log.txt.
 #
-#   usage: bench/epilogue-probe.sh [PROBE-OPTIONS]   (--budget=S --max-try=N --iters=N)
+#   usage: bench/epilogue-probe.sh [PROBE-OPTIONS]
+#     PROBE-OPTIONS (passed through; `--help` lists them): --configs=LIST
+#     (nchw-fp32,nhwc-fp32,nhwc-fp16,nhwc-bf16), --patterns=LIST
+#     (P0,P1,P2,P3), --budget=SECONDS (default 150), --max-try=N, --iters=N.
+#     E.g. P2 in NHWC bf16 and fp16 at the ResNet-50 shapes, with its summary
+#     per forward pass (the probe ran 6 s of it on an H100):
+#       bench/epilogue-probe.sh --configs=nhwc-bf16,nhwc-fp16 --patterns=P2
+#     P0 (plain convolutions, fprop, dgrad and wgrad, backend graph against
+#     the legacy API) with its summary per ResNet-50 training step, bounded
+#     to about 2 minutes (cases not started after 110 s are skipped rows):
+#       bench/epilogue-probe.sh --configs=nhwc-bf16,nhwc-fp16,nhwc-fp32 \
+#         --patterns=P0 --max-try=4 --iters=10 --budget=110
+#
+# The probe stops starting cuDNN cases after --budget seconds; the run is
+# killed after EPILOGUE_PROBE_TIMEOUT seconds, by default the budget + 60
+# (210 with the default budget).
 #
 # CUDNN_ROOT (a folder with include/cudnn.h and lib/libcudnn.so.9) overrides
 # where cuDNN is looked for. If the build fails and EPILOGUE_PROBE_BIN names
@@ -74,7 +89,17 @@ fi
 # kept for the habit).
 export NCCL_NVLS_ENABLE=0
 log="$work/epilogue-log.txt"
-timeout --kill-after=10 "${EPILOGUE_PROBE_TIMEOUT:-210}" "$bin" "$@" > "$work/epilogue.md" 2> "$log"
+budget=150  # the probe's default --budget
+for a in "$@"; do
+  case "$a" in
+    --budget=*) budget="${a#--budget=}" ;;
+  esac
+done
+case "$budget" in
+  '' | *[!0-9.]*) budget=150 ;;  # not a number: the probe decides, keep 210
+esac
+limit="${EPILOGUE_PROBE_TIMEOUT:-$(awk -v b="$budget" 'BEGIN { printf "%d", b + 60.999 }')}"
+timeout --kill-after=10 "$limit" "$bin" "$@" > "$work/epilogue.md" 2> "$log"
 rc=$?
 cat "$work/epilogue.md"
 if [ -n "$out" ]; then
