@@ -120,9 +120,12 @@ class KernelBuilder {
 public:
   /// `narrow`: every index of the region is below 2^30, so divisions and
   /// remainders may be 32-bit.
-  KernelBuilder(FusionOp fusion, int64_t width, bool narrow)
+  /// `vectorPartials`: a channels-last kernel's partial sums are stored
+  /// split-major and read back as vectors (column-partials=vector).
+  KernelBuilder(FusionOp fusion, int64_t width, bool narrow,
+                bool vectorPartials)
       : fusion(fusion), width(width), narrow(narrow),
-        space(fusion.getIterationShape()) {
+        vectorPartials(vectorPartials), space(fusion.getIterationShape()) {
     contiguous = contiguousStrides(space);
   }
 
@@ -192,6 +195,7 @@ private:
   FusionOp fusion;
   int64_t width;
   bool narrow;
+  bool vectorPartials;
   ArrayRef<int64_t> space;
   SmallVector<int64_t> contiguous;
   SmallVector<Value> buffers;
@@ -783,7 +787,9 @@ LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
   // thread keeps a sum per reduction and lane; the block sums its row
   // lanes in workgroup memory, in row-lane order. With several splits the
   // partial sums combine as in the NCHW kernel (the tile's last block, by
-  // a counter per tile), again in a fixed order: deterministic sums.
+  // a counter per tile), again in a fixed order: deterministic sums. With
+  // vectorPartials the partials are split-major, so that a thread's
+  // `width` channels are one vector, stored and read back whole.
   constexpr int64_t threads = kReductionThreads;
   int64_t channels = space.back();
   int64_t count = 1;
@@ -902,11 +908,40 @@ LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
                                 ValueRange{channelOf(l)});
     }
   };
-  // partials[(c * splits + s) * numReductions + r]: split s's sum r of
-  // channel c.
+  // Split s's sum r of lane l's channel c. vectorPartials: at
+  // partials[(s * numReductions + r) * channels + c], so that a thread's
+  // lanes, `width` consecutive channels, are one aligned vector (the
+  // buffer is its own allocation, and channels is a multiple of width);
+  // else at partials[(c * splits + s) * numReductions + r].
   Value partials = splits > 1 ? buffers.back() : Value();
   auto partialAt = [&](int64_t l, Value s, int64_t r) {
+    if (vectorPartials)
+      return add(mul(add(mul(s, numReductions), index(r)), channels),
+                 channelOf(l));
     return add(mul(add(mul(channelOf(l), splits), s), numReductions), index(r));
+  };
+  llvm::MaybeAlign partialAlign(width * element.getIntOrFloatBitWidth() / 8);
+  auto storePartials = [&](ArrayRef<Value> lanes, Value at) {
+    if (width == 1) {
+      memref::StoreOp::create(b, lanes[0], partials, at);
+      return;
+    }
+    auto type = VectorType::get({width}, element);
+    vector::StoreOp::create(b, vector::FromElementsOp::create(b, type, lanes),
+                            partials, at, /*nontemporal=*/false, partialAlign);
+  };
+  auto loadPartials = [&](Value at) {
+    Lanes lanes;
+    if (width == 1) {
+      lanes.push_back(memref::LoadOp::create(b, partials, at));
+      return lanes;
+    }
+    auto type = VectorType::get({width}, element);
+    Value vector = vector::LoadOp::create(b, type, partials, at,
+                                          /*nontemporal=*/false, partialAlign);
+    for (int64_t l = 0; l < width; ++l)
+      lanes.push_back(vector::ExtractOp::create(b, vector, l));
+    return lanes;
   };
   if (splits == 1) {
     combine(loop.getResults(), storeTotals);
@@ -914,10 +949,15 @@ LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
     return success();
   }
   combine(loop.getResults(), [&](ArrayRef<Value> totals) {
-    for (int64_t r = 0; r < numReductions; ++r)
+    for (int64_t r = 0; r < numReductions; ++r) {
+      if (vectorPartials) {
+        storePartials(totals.slice(r * width, width), partialAt(0, split, r));
+        continue;
+      }
       for (int64_t l = 0; l < width; ++l)
         memref::StoreOp::create(b, totals[r * width + l], partials,
                                 ValueRange{partialAt(l, split, r)});
+    }
     // The partials reach the device before the count does.
     NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
   });
@@ -932,26 +972,39 @@ LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
   {
     OpBuilder::InsertionGuard inIf(b);
     b.setInsertionPointToStart(whenLast.thenBlock());
+    // The writers fenced before counting and this block fences after
+    // seeing the count. vectorPartials: plain vector loads, a split's lanes
+    // at once (the fences order them, and no thread of this kernel read
+    // these addresses before, so no cache holds an older value); else one
+    // read at the device's level per value (an atomic add of -0), as the
+    // NCHW kernel does.
     NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
-    // Read at the device's level (an atomic add of -0): other SMs wrote
-    // them (as the NCHW kernel does).
     Value negativeZero =
         arith::ConstantOp::create(b, element, b.getFloatAttr(element, -0.0));
     Value from = arith::SelectOp::create(b, valid, ty, index(splits));
-    scf::ForOp sum =
-        accumulate(b, from, index(splits), index(rowLanes), zeros,
-                   [&](Value s, ValueRange acc) {
-                     SmallVector<Value> next;
-                     for (int64_t r = 0; r < numReductions; ++r)
-                       for (int64_t l = 0; l < width; ++l)
-                         next.push_back(arith::AddFOp::create(
-                             b, acc[r * width + l],
-                             memref::AtomicRMWOp::create(
-                                 b, arith::AtomicRMWKind::addf, negativeZero,
-                                 partials, ValueRange{partialAt(l, s, r)})));
-                     // (The order of `next` is r-major, as `acc`.)
-                     return next;
-                   });
+    scf::ForOp sum = accumulate(
+        b, from, index(splits), index(rowLanes), zeros,
+        [&](Value s, ValueRange acc) {
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < numReductions; ++r) {
+            Lanes lanes;
+            if (vectorPartials)
+              lanes = loadPartials(partialAt(0, s, r));
+            for (int64_t l = 0; l < width; ++l) {
+              Value partial =
+                  vectorPartials
+                      ? lanes[l]
+                      : memref::AtomicRMWOp::create(
+                            b, arith::AtomicRMWKind::addf, negativeZero,
+                            partials, ValueRange{partialAt(l, s, r)})
+                            .getResult();
+              next.push_back(
+                  arith::AddFOp::create(b, acc[r * width + l], partial));
+            }
+          }
+          // (The order of `next` is r-major, as `acc`.)
+          return next;
+        });
     combine(sum.getResults(), storeTotals);
     Value isThread0 =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, thread, index(0));
@@ -978,6 +1031,11 @@ struct FluidGenerateGpuKernelsPass
       if (launch.getKernel() == "fusion")
         launches.push_back(launch);
     });
+    if (columnPartials != "atomic" && columnPartials != "vector") {
+      module.emitError() << "column-partials must be atomic or vector, got '"
+                         << columnPartials << "'";
+      return signalPassFailure();
+    }
     if (indexBitwidth != 32 && indexBitwidth != 64) {
       module.emitError() << "index-bitwidth must be 32 or 64, got "
                          << static_cast<unsigned>(indexBitwidth);
@@ -1020,10 +1078,13 @@ struct FluidGenerateGpuKernelsPass
                       llvm::all_of(fusion.getInputs().getTypes(), fits) &&
                       llvm::all_of(fusion.getResultTypes(), fits);
         int64_t width = fusedVectorWidth(fusion);
-        if (failed(KernelBuilder(fusion, 1, narrow).build(b, it->second)))
+        bool vectorPartials = columnPartials == "vector";
+        if (failed(KernelBuilder(fusion, 1, narrow, vectorPartials)
+                       .build(b, it->second)))
           return signalPassFailure();
-        if (width > 1 && failed(KernelBuilder(fusion, width, narrow)
-                                    .build(b, it->second + kVectorSuffix)))
+        if (width > 1 &&
+            failed(KernelBuilder(fusion, width, narrow, vectorPartials)
+                       .build(b, it->second + kVectorSuffix)))
           return signalPassFailure();
         ++numKernels;
       }

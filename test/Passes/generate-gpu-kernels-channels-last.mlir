@@ -1,6 +1,9 @@
 // REQUIRES: cuda-build
 // RUN: fluid-opt %s --fluid-generate-gpu-kernels | FileCheck %s
 // RUN: fluid-opt %s --fluid-generate-gpu-kernels --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=PTX
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels=column-partials=vector | FileCheck %s --check-prefix=VEC
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels=column-partials=vector --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=VECPTX
+// RUN: not fluid-opt %s --fluid-generate-gpu-kernels=column-partials=scattered 2>&1 | FileCheck %s --check-prefix=BAD
 
 // A channels-last region with two sums over [rows, C] = [1024, 64]
 // (batch norm's statistics pass of an NHWC program): tiles of 32
@@ -45,6 +48,24 @@
 // CHECK: memref.store %{{.*}}, %[[SUM2]][%{{.*}}] : memref<64xf32>
 // CHECK: memref.store %{{.*}}, %[[COUNT]][%[[T]]] : memref<64xi32>
 // CHECK: gpu.return
+
+// With column-partials=vector the partials are split-major: each block's
+// row lane 0 stores a thread's 4 channels of each sum as one vector, and
+// the tile's last block reads them back as vectors with plain loads after
+// the fence (no atomic reads), the splits in the same order.
+// VEC-LABEL: gpu.func @fused_0_v(
+// VEC: nvvm.memory.barrier <gpu>
+// VEC: memref.atomic_rmw addi
+// VEC: nvvm.memory.barrier <gpu>
+// VEC-NOT: memref.atomic_rmw addf
+// VEC: scf.for
+// VEC-COUNT-2: vector.load %{{.*}} {alignment = 16 : i64} : memref<256xf32>, vector<4xf32>
+// VEC: gpu.return
+// VECPTX-NOT: atom.global.add.f32
+// VECPTX: .entry fused_0_v(
+// VECPTX-SAME: membar.gl
+// VECPTX-NOT: atom.global.add.f32
+// BAD: column-partials must be atomic or vector, got 'scattered'
 
 // PTX: .entry fused_0_v(
 // PTX-SAME: ld.global.v4.b32

@@ -145,6 +145,7 @@ def main():
               "lenet5-cpu-fp16-overflow", "resnet18-bf16-cuda",
               "resnet18-bf16-cpu", "resnet18-bf16-cuda-unfused",
               "resnet18-nhwc-cuda", "resnet18-nhwc-cuda-unfused",
+              "resnet18-nhwc-cuda-vecpartials",
               "resnet18-nhwc-bf16-cuda", "se-resnext50-cpu",
               "se-resnext50-nhwc-cuda",
               "train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
@@ -367,7 +368,8 @@ def main():
             o("lenet-overflow-cuda.safetensors"), 0,
             "lenet5 fp16 forced overflow, cuda vs cpu checkpoint")
     # 8. Channels-last on cuda against the (NCHW) cpu.
-    for variant in ("nhwc-cuda", "nhwc-cuda-unfused"):
+    for variant in ("nhwc-cuda", "nhwc-cuda-unfused",
+                    "nhwc-cuda-vecpartials"):
         text = run(p("resnet18-" + variant), common + [
             "--steps", "1", "--no-tf32", "--algorithm-cache", cache, "--save",
             o(variant + "-1.safetensors")], o("resnet18-%s-1.log" % variant))
@@ -378,6 +380,11 @@ def main():
                % (lc, ln))
         compare(o("cpu-1.safetensors"), o(variant + "-1.safetensors"), 1e-3,
                 "resnet18 step, %s (TF32 off) vs cpu" % variant)
+    # The sums' partials read back as vectors: the same sums in the same
+    # order, so the same step bit for bit.
+    compare(o("nhwc-cuda-1.safetensors"),
+            o("nhwc-cuda-vecpartials-1.safetensors"), 0,
+            "resnet18 step, --gpu-column-partials vector vs atomic (cuda)")
     gpu_n = losses(run(p("resnet18-nhwc-bf16-cuda"), common + [
         "--steps", "3", "--algorithm-cache", cache],
         o("resnet18-nhwc-bf16-cuda.log")))

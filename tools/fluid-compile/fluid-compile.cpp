@@ -201,6 +201,15 @@ static cl::opt<unsigned> gpuIndexBitwidth(
              "default; used where every index of a region is below 2^30, "
              "else 64) or 64 (--fluid-generate-gpu-kernels=index-bitwidth=N)"),
     cl::init(32), cl::value_desc("BITS"), cl::cat(compileCategory));
+static cl::opt<std::string> gpuColumnPartials(
+    "gpu-column-partials",
+    cl::desc("How a generated cuda kernel's channels-last batch-norm sums "
+             "combine their blocks' partial sums: atomic (the default; one "
+             "atomic read per value) or vector (stored split-major, read "
+             "back as vectors; not yet measured on a GPU) "
+             "(--fluid-generate-gpu-kernels=column-partials=...)"),
+    cl::init("atomic"), cl::value_desc("atomic|vector"),
+    cl::cat(compileCategory));
 static cl::opt<int64_t> workspaceLimit(
     "workspace-limit",
     cl::desc("cuDNN workspace limit in MiB, part of the memory plan; the "
@@ -457,6 +466,9 @@ int main(int argc, char **argv) {
   if (gpuIndexBitwidth != 32 && gpuIndexBitwidth != 64)
     return fail("--gpu-index-bitwidth must be 32 or 64, got " +
                 llvm::Twine(static_cast<unsigned>(gpuIndexBitwidth)));
+  if (gpuColumnPartials != "atomic" && gpuColumnPartials != "vector")
+    return fail("--gpu-column-partials must be atomic or vector, got '" +
+                gpuColumnPartials + "'");
   if (bufferized && dataParallel)
     return fail(inputFilename +
                 " is already bufferized; --data-parallel applies to tensor "
@@ -509,6 +521,7 @@ int main(int argc, char **argv) {
       !module->lookupSymbol(kGpuKernelModuleName)) {
     FluidGenerateGpuKernelsOptions kernels;
     kernels.indexBitwidth = gpuIndexBitwidth;
+    kernels.columnPartials = gpuColumnPartials;
     pm.addPass(createFluidGenerateGpuKernels(kernels));
     buildGpuLoweringPipeline(pm, defaultCudaToolkitPath());
   }

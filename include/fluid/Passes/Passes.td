@@ -371,11 +371,24 @@ def FluidGenerateGpuKernels
     loops' pointer increments). Lanes of a vector step that read the same
     element of a broadcast input (a per-channel value over H*W a multiple
     of the width) share one load and its index arithmetic.
+
+    A channels-last region's sums split over several blocks combine in the
+    tile's last block. `column-partials=atomic` (the default) stores the
+    blocks' partial sums channel-major and reads each back with an atomic
+    add of -0; `column-partials=vector` stores them split-major and reads a
+    thread's channels back as one vector with plain loads after the fence
+    (the same sums in the same order; to be measured on a GPU before it
+    becomes the default, bench/NOTES.md, session 22).
   }];
   let options = [
     Option<"indexBitwidth", "index-bitwidth", "unsigned", /*default=*/"32",
            "Bit width of the kernels' divisions and remainders (32 or 64; "
            "32 only where every index fits, see the description)">,
+    Option<"columnPartials", "column-partials", "std::string",
+           /*default=*/"\"atomic\"",
+           "How a channels-last sum's last block reads the partial sums: "
+           "atomic (one atomic read per value) or vector (split-major, "
+           "vector loads)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
