@@ -115,14 +115,18 @@ BufferLiveness::BufferLiveness(func::FuncOp func) : func(func) {
         buffers.back().arena = arena;
         buffers.back().arenaOffset = *shift;
       } else if (source != bufferOf.end()) {
-        bufferOf[view] = source->second;
-        buffers[source->second].aliases.push_back(view);
+        // Read the index before bufferOf[] may grow the map and invalidate
+        // the iterator.
+        unsigned index = source->second;
+        bufferOf[view] = index;
+        buffers[index].aliases.push_back(view);
       }
     } else if (auto view = dyn_cast<ViewLikeOpInterface>(op)) {
       auto source = bufferOf.find(view.getViewSource());
       if (source != bufferOf.end()) {
-        bufferOf[view.getViewDest()] = source->second;
-        buffers[source->second].aliases.push_back(view.getViewDest());
+        unsigned index = source->second;
+        bufferOf[view.getViewDest()] = index;
+        buffers[index].aliases.push_back(view.getViewDest());
       }
     }
   }

@@ -907,7 +907,9 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
              << "view of bytes [" << offset << ", " << end
              << ") is outside its arena of "
              << view.getSource().getType().getNumElements() << " bytes";
-    storage[view] = {Storage::Buffer, it->second.index, offset};
+    // Copy out of the map before storage[] may grow it.
+    Storage viewStorage{Storage::Buffer, it->second.index, offset};
+    storage[view] = viewStorage;
     return success();
   }
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
@@ -926,7 +928,8 @@ LogicalResult FunctionEmitter::emitOp(Operation *op) {
     auto it = storage.find(view.getSource());
     if (it == storage.end())
       return op->emitError() << "cannot emit a view of this value";
-    storage[view] = it->second;
+    Storage source = it->second;
+    storage[view] = source;
     return success();
   }
   if (auto copy = dyn_cast<memref::CopyOp>(op)) {
