@@ -184,6 +184,13 @@ private:
     return arith::IndexCastUIOp::create(b, b.getIndexType(),
                                         OpTy::create(b, x32, d32));
   }
+  /// `width` lanes of `element` at buffer[at]: a scalar load for one
+  /// lane, else one vector load aligned to its size (16 bytes at most).
+  Lanes loadLanes(ImplicitLocOpBuilder &b, Type element, Value buffer,
+                  Value at);
+  /// Stores `lanes` at buffer[at] as loadLanes reads them.
+  void storeLanes(ImplicitLocOpBuilder &b, ArrayRef<Value> lanes, Value buffer,
+                  Value at);
   /// The offset in a broadcast input read at `strides` of `element`.
   Value broadcastOffset(ImplicitLocOpBuilder &b, ArrayRef<int64_t> strides,
                         Value element);
@@ -242,16 +249,7 @@ KernelBuilder::Lanes KernelBuilder::operand(ImplicitLocOpBuilder &b,
   Value buffer = buffers[arg.getArgNumber()];
   Lanes lanes;
   if (strides == contiguous) {
-    if (width == 1) {
-      lanes.push_back(memref::LoadOp::create(b, buffer, elements[0]));
-    } else {
-      auto type = VectorType::get({width}, element);
-      Value vector =
-          vector::LoadOp::create(b, type, buffer, elements[0],
-                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
-      for (int64_t l = 0; l < width; ++l)
-        lanes.push_back(vector::ExtractOp::create(b, vector, l));
-    }
+    lanes = loadLanes(b, element, buffer, elements[0]);
   } else {
     // offset = sum over d of ((element / contiguous[d]) % space[d]) *
     // strides[d]. The lanes of a vector step start at a multiple of
@@ -274,14 +272,8 @@ KernelBuilder::Lanes KernelBuilder::operand(ImplicitLocOpBuilder &b,
       // Consecutive lanes read consecutive elements from an aligned offset
       // (a per-channel input of a channels-last region): one vector load
       // (fusedVectorOperands has the buffer's alignment checked).
-      Value offset = broadcastOffset(b, strides, elements[0]);
-      auto type = VectorType::get({width}, element);
-      Value vector = vector::LoadOp::create(
-          b, type, buffer, offset, /*nontemporal=*/false,
-          llvm::MaybeAlign(std::min<int64_t>(
-              16, width * element.getIntOrFloatBitWidth() / 8)));
-      for (int64_t l = 0; l < width; ++l)
-        lanes.push_back(vector::ExtractOp::create(b, vector, l));
+      lanes = loadLanes(b, element, buffer,
+                        broadcastOffset(b, strides, elements[0]));
     } else if (shared) {
       Value offset = broadcastOffset(b, strides, elements[0]);
       lanes.push_back(memref::LoadOp::create(b, buffer, offset));
@@ -434,18 +426,43 @@ LogicalResult KernelBuilder::body(ImplicitLocOpBuilder &b,
     Operation *producer = use.get().getDefiningOp();
     if (producer && isFusibleReduction(producer))
       continue;
-    Lanes lanes = operand(b, use);
-    Value buffer = buffers[outputBase + k];
-    if (width == 1) {
-      memref::StoreOp::create(b, lanes[0], buffer, elements[0]);
-      continue;
-    }
-    auto type = VectorType::get({width}, lanes[0].getType());
-    Value vector = vector::FromElementsOp::create(b, type, lanes);
-    vector::StoreOp::create(b, vector, buffer, elements[0],
-                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+    storeLanes(b, operand(b, use), buffers[outputBase + k], elements[0]);
   }
   return success();
+}
+
+KernelBuilder::Lanes KernelBuilder::loadLanes(ImplicitLocOpBuilder &b,
+                                              Type element, Value buffer,
+                                              Value at) {
+  Lanes lanes;
+  if (width == 1) {
+    lanes.push_back(memref::LoadOp::create(b, buffer, at));
+    return lanes;
+  }
+  Value vector = vector::LoadOp::create(
+      b, VectorType::get({width}, element), buffer, at,
+      /*nontemporal=*/false,
+      llvm::MaybeAlign(
+          std::min<int64_t>(16, width * element.getIntOrFloatBitWidth() / 8)));
+  for (int64_t l = 0; l < width; ++l)
+    lanes.push_back(vector::ExtractOp::create(b, vector, l));
+  return lanes;
+}
+
+void KernelBuilder::storeLanes(ImplicitLocOpBuilder &b, ArrayRef<Value> lanes,
+                               Value buffer, Value at) {
+  if (width == 1) {
+    memref::StoreOp::create(b, lanes[0], buffer, at);
+    return;
+  }
+  Type element = lanes[0].getType();
+  vector::StoreOp::create(
+      b,
+      vector::FromElementsOp::create(b, VectorType::get({width}, element),
+                                     lanes),
+      buffer, at, /*nontemporal=*/false,
+      llvm::MaybeAlign(
+          std::min<int64_t>(16, width * element.getIntOrFloatBitWidth() / 8)));
 }
 
 void KernelBuilder::laneElements(ImplicitLocOpBuilder &b, Value first) {
@@ -920,29 +937,6 @@ LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
                  channelOf(l));
     return add(mul(add(mul(channelOf(l), splits), s), numReductions), index(r));
   };
-  llvm::MaybeAlign partialAlign(width * element.getIntOrFloatBitWidth() / 8);
-  auto storePartials = [&](ArrayRef<Value> lanes, Value at) {
-    if (width == 1) {
-      memref::StoreOp::create(b, lanes[0], partials, at);
-      return;
-    }
-    auto type = VectorType::get({width}, element);
-    vector::StoreOp::create(b, vector::FromElementsOp::create(b, type, lanes),
-                            partials, at, /*nontemporal=*/false, partialAlign);
-  };
-  auto loadPartials = [&](Value at) {
-    Lanes lanes;
-    if (width == 1) {
-      lanes.push_back(memref::LoadOp::create(b, partials, at));
-      return lanes;
-    }
-    auto type = VectorType::get({width}, element);
-    Value vector = vector::LoadOp::create(b, type, partials, at,
-                                          /*nontemporal=*/false, partialAlign);
-    for (int64_t l = 0; l < width; ++l)
-      lanes.push_back(vector::ExtractOp::create(b, vector, l));
-    return lanes;
-  };
   if (splits == 1) {
     combine(loop.getResults(), storeTotals);
     gpu::ReturnOp::create(b);
@@ -951,7 +945,8 @@ LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
   combine(loop.getResults(), [&](ArrayRef<Value> totals) {
     for (int64_t r = 0; r < numReductions; ++r) {
       if (vectorPartials) {
-        storePartials(totals.slice(r * width, width), partialAt(0, split, r));
+        storeLanes(b, totals.slice(r * width, width), partials,
+                   partialAt(0, split, r));
         continue;
       }
       for (int64_t l = 0; l < width; ++l)
@@ -989,7 +984,7 @@ LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
           for (int64_t r = 0; r < numReductions; ++r) {
             Lanes lanes;
             if (vectorPartials)
-              lanes = loadPartials(partialAt(0, s, r));
+              lanes = loadLanes(b, element, partials, partialAt(0, s, r));
             for (int64_t l = 0; l < width; ++l) {
               Value partial =
                   vectorPartials
