@@ -113,6 +113,10 @@ std::string mlir::fluid::defaultCudaToolkitPath() {
 
 namespace {
 
+/// The most rows a channels-last sum's loop may take per step
+/// (column-unroll).
+constexpr int64_t kMaxColumnUnroll = 8;
+
 Type elementOf(Type type) { return cast<ShapedType>(type).getElementType(); }
 
 /// Builds the kernel of one region.
@@ -122,10 +126,13 @@ public:
   /// remainders may be 32-bit.
   /// `vectorPartials`: a channels-last kernel's partial sums are stored
   /// split-major and read back as vectors (column-partials=vector).
+  /// `columnUnroll`: rows of a channels-last sum per loop step, their loads
+  /// issued together (column-unroll=N).
   KernelBuilder(FusionOp fusion, int64_t width, bool narrow,
-                bool vectorPartials)
+                bool vectorPartials, int64_t columnUnroll)
       : fusion(fusion), width(width), narrow(narrow),
-        vectorPartials(vectorPartials), space(fusion.getIterationShape()) {
+        vectorPartials(vectorPartials), columnUnroll(columnUnroll),
+        space(fusion.getIterationShape()) {
     contiguous = contiguousStrides(space);
   }
 
@@ -138,6 +145,9 @@ private:
   /// `sums`.
   LogicalResult body(ImplicitLocOpBuilder &b, SmallVectorImpl<Lanes> &sums);
   void laneElements(ImplicitLocOpBuilder &b, Value first);
+  /// Loads every input the body reads at the lanes of `elements` (into
+  /// `loads`), without computing anything.
+  void loadInputs(ImplicitLocOpBuilder &b);
   /// The kernel of a channels-last region with sums (isChannelsLastSum),
   /// from the entry block on.
   LogicalResult buildColumnSums(ImplicitLocOpBuilder &b, Value thread,
@@ -203,6 +213,7 @@ private:
   int64_t width;
   bool narrow;
   bool vectorPartials;
+  int64_t columnUnroll;
   ArrayRef<int64_t> space;
   SmallVector<int64_t> contiguous;
   SmallVector<Value> buffers;
@@ -469,6 +480,17 @@ void KernelBuilder::laneElements(ImplicitLocOpBuilder &b, Value first) {
   elements.push_back(first);
   for (int64_t l = 1; l < width; ++l)
     elements.push_back(arith::AddIOp::create(b, first, constantIndex(b, l)));
+}
+
+void KernelBuilder::loadInputs(ImplicitLocOpBuilder &b) {
+  auto load = [&](OpOperand &use) {
+    if (viewedArgument(use.get()))
+      operand(b, use);
+  };
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    if (!isLoadedView(&op))
+      llvm::for_each(op.getOpOperands(), load);
+  llvm::for_each(fusion.getYield()->getOpOperands(), load);
 }
 
 LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
@@ -845,22 +867,77 @@ LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
   Value start = arith::SelectOp::create(b, valid, add(mul(split, rowLanes), ty),
                                         index(rows));
   bool failedBody = false;
-  scf::ForOp loop =
-      accumulate(b, start, index(rows), index(splits * rowLanes), zeros,
-                 [&](Value row, ValueRange acc) {
-                   laneElements(b, add(mul(row, channels), mul(vec, width)));
-                   SmallVector<Lanes> sums;
-                   SmallVector<Value> next(acc.begin(), acc.end());
-                   if (failed(body(b, sums))) {
-                     failedBody = true;
-                     return next;
-                   }
-                   for (int64_t r = 0; r < numReductions; ++r)
-                     for (int64_t l = 0; l < width; ++l)
-                       next[r * width + l] = arith::AddFOp::create(
-                           b, acc[r * width + l], sums[r][l]);
-                   return next;
-                 });
+  int64_t rowStep = splits * rowLanes;
+  // Adds the sums of `rowsAt`, in order, to `acc`. Every row's inputs are
+  // loaded before any row is computed or stored, so that a thread has
+  // several loads in flight (the stores of a row may alias the next row's
+  // inputs as far as the compiler knows, so it could not hoist them). Loads
+  // that do not depend on the row (per-channel inputs) are shared.
+  auto sumRows = [&](ArrayRef<Value> rowsAt,
+                     ValueRange acc) -> SmallVector<Value> {
+    SmallVector<Value> next(acc.begin(), acc.end());
+    SmallVector<Lanes> rowElements;
+    SmallVector<decltype(loads)> rowLoads;
+    decltype(loads) shared;
+    for (Value row : rowsAt) {
+      elements.clear();
+      laneElements(b, add(mul(row, channels), mul(vec, width)));
+      rowElements.push_back(elements);
+      values.clear();
+      loads = shared;
+      if (rowsAt.size() > 1)
+        loadInputs(b);
+      rowLoads.push_back(loads);
+      for (auto &[key, lanes] : loads)
+        if (llvm::all_of(
+                ArrayRef<int64_t>(key.second).take_front(space.size() - 1),
+                [](int64_t stride) { return stride == 0; }))
+          shared.insert({key, lanes});
+    }
+    for (auto [k, row] : llvm::enumerate(rowsAt)) {
+      elements = rowElements[k];
+      loads = rowLoads[k];
+      values.clear();
+      SmallVector<Lanes> sums;
+      if (failed(body(b, sums))) {
+        failedBody = true;
+        return next;
+      }
+      for (int64_t r = 0; r < numReductions; ++r)
+        for (int64_t l = 0; l < width; ++l)
+          next[r * width + l] =
+              arith::AddFOp::create(b, next[r * width + l], sums[r][l]);
+    }
+    return next;
+  };
+  SmallVector<Value> rowSums;
+  if (columnUnroll == 1) {
+    scf::ForOp loop = accumulate(
+        b, start, index(rows), index(rowStep), zeros,
+        [&](Value row, ValueRange acc) { return sumRows({row}, acc); });
+    llvm::append_range(rowSums, loop.getResults());
+  } else {
+    // columnUnroll rows per step while the last of them is in range (the
+    // next row carried after the sums), then the rest one at a time: the
+    // same sums in the same order as one row per step.
+    SmallVector<Value> inits(zeros);
+    inits.push_back(start);
+    scf::ForOp unrolled = accumulate(
+        b, start, index(rows - (columnUnroll - 1) * rowStep),
+        index(columnUnroll * rowStep), inits, [&](Value row, ValueRange acc) {
+          SmallVector<Value> rowsAt;
+          for (int64_t u = 0; u < columnUnroll; ++u)
+            rowsAt.push_back(add(row, index(u * rowStep)));
+          SmallVector<Value> next = sumRows(rowsAt, acc.drop_back());
+          next.push_back(add(row, index(columnUnroll * rowStep)));
+          return next;
+        });
+    scf::ForOp rest = accumulate(
+        b, unrolled.getResults().back(), index(rows), index(rowStep),
+        unrolled.getResults().drop_back(),
+        [&](Value row, ValueRange acc) { return sumRows({row}, acc); });
+    llvm::append_range(rowSums, rest.getResults());
+  }
   if (failedBody)
     return failure();
 
@@ -938,11 +1015,11 @@ LogicalResult KernelBuilder::buildColumnSums(ImplicitLocOpBuilder &b,
     return add(mul(add(mul(channelOf(l), splits), s), numReductions), index(r));
   };
   if (splits == 1) {
-    combine(loop.getResults(), storeTotals);
+    combine(rowSums, storeTotals);
     gpu::ReturnOp::create(b);
     return success();
   }
-  combine(loop.getResults(), [&](ArrayRef<Value> totals) {
+  combine(rowSums, [&](ArrayRef<Value> totals) {
     for (int64_t r = 0; r < numReductions; ++r) {
       if (vectorPartials) {
         storeLanes(b, totals.slice(r * width, width), partials,
@@ -1031,6 +1108,11 @@ struct FluidGenerateGpuKernelsPass
                          << columnPartials << "'";
       return signalPassFailure();
     }
+    if (columnUnroll < 1 || columnUnroll > kMaxColumnUnroll) {
+      module.emitError() << "column-unroll must be 1 to " << kMaxColumnUnroll
+                         << ", got " << static_cast<int64_t>(columnUnroll);
+      return signalPassFailure();
+    }
     if (indexBitwidth != 32 && indexBitwidth != 64) {
       module.emitError() << "index-bitwidth must be 32 or 64, got "
                          << static_cast<unsigned>(indexBitwidth);
@@ -1074,12 +1156,13 @@ struct FluidGenerateGpuKernelsPass
                       llvm::all_of(fusion.getResultTypes(), fits);
         int64_t width = fusedVectorWidth(fusion);
         bool vectorPartials = columnPartials == "vector";
-        if (failed(KernelBuilder(fusion, 1, narrow, vectorPartials)
-                       .build(b, it->second)))
+        if (failed(
+                KernelBuilder(fusion, 1, narrow, vectorPartials, columnUnroll)
+                    .build(b, it->second)))
           return signalPassFailure();
-        if (width > 1 &&
-            failed(KernelBuilder(fusion, width, narrow, vectorPartials)
-                       .build(b, it->second + kVectorSuffix)))
+        if (width > 1 && failed(KernelBuilder(fusion, width, narrow,
+                                              vectorPartials, columnUnroll)
+                                    .build(b, it->second + kVectorSuffix)))
           return signalPassFailure();
         ++numKernels;
       }

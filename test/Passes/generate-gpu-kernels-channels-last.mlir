@@ -4,6 +4,9 @@
 // RUN: fluid-opt %s --fluid-generate-gpu-kernels=column-partials=vector | FileCheck %s --check-prefix=VEC
 // RUN: fluid-opt %s --fluid-generate-gpu-kernels=column-partials=vector --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=VECPTX
 // RUN: not fluid-opt %s --fluid-generate-gpu-kernels=column-partials=scattered 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels=column-unroll=4 | FileCheck %s --check-prefix=UNROLL
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels=column-unroll=4 --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=UNROLLPTX
+// RUN: not fluid-opt %s --fluid-generate-gpu-kernels=column-unroll=9 2>&1 | FileCheck %s --check-prefix=BADUNROLL
 
 // A channels-last region with two sums over [rows, C] = [1024, 64]
 // (batch norm's statistics pass of an NHWC program): tiles of 32
@@ -66,6 +69,28 @@
 // VECPTX-SAME: membar.gl
 // VECPTX-NOT: atom.global.add.f32
 // BAD: column-partials must be atomic or vector, got 'scattered'
+
+// With column-unroll=4 the rows loop takes 4 rows (64 apart) per step while
+// the last of them is below 1024 (to 1024 - 3 * 64 = 832, by 256, carrying
+// the next row), loading the four rows' X vectors (and the per-channel
+// vector once) before the first row's output is stored; the rest of the
+// rows follow one per step from where it stopped, onto the same sums.
+// UNROLL-LABEL: gpu.func @fused_0_v(
+// UNROLL: %[[U:.*]]:9 = scf.for %{{.*}} = %[[START:.*]] to %c832 step %c256 iter_args({{.*}}, %{{.*}} = %[[START]]) -> (f32, f32, f32, f32, f32, f32, f32, f32, index) {
+// UNROLL: vector.load %arg0[
+// UNROLL: vector.load %arg1[
+// UNROLL-COUNT-3: vector.load %arg0[
+// UNROLL-NOT: vector.load
+// UNROLL-COUNT-4: vector.store %{{.*}}, %arg2[
+// UNROLL: scf.yield
+// UNROLL: scf.for %{{.*}} = %[[U]]#8 to %c1024{{.*}} step %c64 iter_args(%{{.*}} = %[[U]]#0, {{.*}}, %{{.*}} = %[[U]]#7) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// UNROLL: vector.load %arg0[
+// UNROLL: vector.store %{{.*}}, %arg2[
+// UNROLL: scf.yield
+// UNROLL: gpu.return
+// UNROLLPTX: .entry fused_0_v(
+// UNROLLPTX-SAME: ld.global.v4.b32 {{.*}}ld.global.v4.b32 {{.*}}ld.global.v4.b32 {{.*}}ld.global.v4.b32 {{.*}}ld.global.v4.b32 {{.*}}st.global.v4.b32
+// BADUNROLL: column-unroll must be 1 to 8, got 9
 
 // PTX: .entry fused_0_v(
 // PTX-SAME: ld.global.v4.b32

@@ -145,7 +145,7 @@ def main():
               "lenet5-cpu-fp16-overflow", "resnet18-bf16-cuda",
               "resnet18-bf16-cpu", "resnet18-bf16-cuda-unfused",
               "resnet18-nhwc-cuda", "resnet18-nhwc-cuda-unfused",
-              "resnet18-nhwc-cuda-vecpartials",
+              "resnet18-nhwc-cuda-vecpartials", "resnet18-nhwc-cuda-unroll4",
               "resnet18-nhwc-bf16-cuda", "se-resnext50-cpu",
               "se-resnext50-nhwc-cuda",
               "train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
@@ -369,7 +369,7 @@ def main():
             "lenet5 fp16 forced overflow, cuda vs cpu checkpoint")
     # 8. Channels-last on cuda against the (NCHW) cpu.
     for variant in ("nhwc-cuda", "nhwc-cuda-unfused",
-                    "nhwc-cuda-vecpartials"):
+                    "nhwc-cuda-vecpartials", "nhwc-cuda-unroll4"):
         text = run(p("resnet18-" + variant), common + [
             "--steps", "1", "--no-tf32", "--algorithm-cache", cache, "--save",
             o(variant + "-1.safetensors")], o("resnet18-%s-1.log" % variant))
@@ -385,6 +385,11 @@ def main():
     compare(o("nhwc-cuda-1.safetensors"),
             o("nhwc-cuda-vecpartials-1.safetensors"), 0,
             "resnet18 step, --gpu-column-partials vector vs atomic (cuda)")
+    # Four rows per step of the sums' loops: the same sums in the same
+    # order too.
+    compare(o("nhwc-cuda-1.safetensors"),
+            o("nhwc-cuda-unroll4-1.safetensors"), 0,
+            "resnet18 step, --gpu-column-unroll 4 vs 1 (cuda)")
     gpu_n = losses(run(p("resnet18-nhwc-bf16-cuda"), common + [
         "--steps", "3", "--algorithm-cache", cache],
         o("resnet18-nhwc-bf16-cuda.log")))

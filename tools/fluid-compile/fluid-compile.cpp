@@ -210,6 +210,13 @@ static cl::opt<std::string> gpuColumnPartials(
              "(--fluid-generate-gpu-kernels=column-partials=...)"),
     cl::init("atomic"), cl::value_desc("atomic|vector"),
     cl::cat(compileCategory));
+static cl::opt<int64_t> gpuColumnUnroll(
+    "gpu-column-unroll",
+    cl::desc("Rows per loop step of a generated cuda kernel's channels-last "
+             "batch-norm sums, all of their loads issued before any is used: "
+             "1 (the default) to 8; the same results (not yet measured on a "
+             "GPU) (--fluid-generate-gpu-kernels=column-unroll=N)"),
+    cl::init(1), cl::value_desc("N"), cl::cat(compileCategory));
 static cl::opt<int64_t> workspaceLimit(
     "workspace-limit",
     cl::desc("cuDNN workspace limit in MiB, part of the memory plan; the "
@@ -469,6 +476,9 @@ int main(int argc, char **argv) {
   if (gpuColumnPartials != "atomic" && gpuColumnPartials != "vector")
     return fail("--gpu-column-partials must be atomic or vector, got '" +
                 gpuColumnPartials + "'");
+  if (gpuColumnUnroll < 1 || gpuColumnUnroll > 8)
+    return fail("--gpu-column-unroll must be 1 to 8, got " +
+                llvm::Twine(static_cast<int64_t>(gpuColumnUnroll)));
   if (bufferized && dataParallel)
     return fail(inputFilename +
                 " is already bufferized; --data-parallel applies to tensor "
@@ -522,6 +532,7 @@ int main(int argc, char **argv) {
     FluidGenerateGpuKernelsOptions kernels;
     kernels.indexBitwidth = gpuIndexBitwidth;
     kernels.columnPartials = gpuColumnPartials;
+    kernels.columnUnroll = gpuColumnUnroll;
     pm.addPass(createFluidGenerateGpuKernels(kernels));
     buildGpuLoweringPipeline(pm, defaultCudaToolkitPath());
   }

@@ -379,6 +379,13 @@ def FluidGenerateGpuKernels
     thread's channels back as one vector with plain loads after the fence
     (the same sums in the same order; to be measured on a GPU before it
     becomes the default, bench/NOTES.md, session 22).
+
+    `column-unroll=N` (1 to 8, default 1) makes a channels-last sum's loop
+    take N rows per step, loading all of their inputs before computing and
+    storing any, so that each thread has N loads in flight (one row per
+    step leaves a thread one load at a time: a row's stores might alias the
+    next row's inputs as far as the compiler knows); the remaining rows run
+    one per step. The same sums in the same order, so the same bits.
   }];
   let options = [
     Option<"indexBitwidth", "index-bitwidth", "unsigned", /*default=*/"32",
@@ -389,6 +396,9 @@ def FluidGenerateGpuKernels
            "How a channels-last sum's last block reads the partial sums: "
            "atomic (one atomic read per value) or vector (split-major, "
            "vector loads)">,
+    Option<"columnUnroll", "column-unroll", "int64_t", /*default=*/"1",
+           "Rows per step of a channels-last sum's loop, their loads issued "
+           "together (1 to 8)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
