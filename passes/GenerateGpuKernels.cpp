@@ -127,12 +127,13 @@ public:
   /// `vectorPartials`: a channels-last kernel's partial sums are stored
   /// split-major and read back as vectors (column-partials=vector).
   /// `columnUnroll`: rows of a channels-last sum per loop step, their loads
-  /// issued together (column-unroll=N).
+  /// issued together (column-unroll=N). `splits`: the blocks per channel
+  /// (per tile) of a region with sums (fusedReductionSplits), else 1.
   KernelBuilder(FusionOp fusion, int64_t width, bool narrow,
-                bool vectorPartials, int64_t columnUnroll)
+                bool vectorPartials, int64_t columnUnroll, int64_t splits)
       : fusion(fusion), width(width), narrow(narrow),
         vectorPartials(vectorPartials), columnUnroll(columnUnroll),
-        space(fusion.getIterationShape()) {
+        splits(splits), space(fusion.getIterationShape()) {
     contiguous = contiguousStrides(space);
   }
 
@@ -214,6 +215,7 @@ private:
   bool narrow;
   bool vectorPartials;
   int64_t columnUnroll;
+  int64_t splits;
   ArrayRef<int64_t> space;
   SmallVector<int64_t> contiguous;
   SmallVector<Value> buffers;
@@ -518,8 +520,7 @@ LogicalResult KernelBuilder::build(ImplicitLocOpBuilder &b, StringRef name) {
                   .getElementType();
   // Several blocks per channel: a counter per channel and a partial sum
   // per block and reduction.
-  int64_t splits = reduces ? fusedReductionSplits(fusion) : 1;
-  if (std::optional<FusedSumScratch> sums = fusedSumScratch(fusion)) {
+  if (std::optional<FusedSumScratch> sums = fusedSumScratch(fusion, splits)) {
     arguments.push_back(MemRefType::get({sums->counters}, b.getI32Type()));
     arguments.push_back(MemRefType::get({sums->partials}, sums->element));
   }
@@ -1108,6 +1109,13 @@ struct FluidGenerateGpuKernelsPass
                          << columnPartials << "'";
       return signalPassFailure();
     }
+    if (columnMinElements < kReductionThreads ||
+        columnMinElements > (int64_t(1) << 30)) {
+      module.emitError() << "column-min-elements must be " << kReductionThreads
+                         << " to 2^30, got "
+                         << static_cast<int64_t>(columnMinElements);
+      return signalPassFailure();
+    }
     if (columnUnroll < 1 || columnUnroll > kMaxColumnUnroll) {
       module.emitError() << "column-unroll must be 1 to " << kMaxColumnUnroll
                          << ", got " << static_cast<int64_t>(columnUnroll);
@@ -1133,7 +1141,7 @@ struct FluidGenerateGpuKernelsPass
     // the grid-stride step (at most 8192 x 256 threads).
     constexpr int64_t kIndex32Limit = int64_t(1) << 30;
     // Equal regions (same body, same types) share a kernel.
-    llvm::StringMap<std::string> byText;
+    llvm::StringMap<std::pair<std::string, int64_t>> byText;
     for (fluid_rt::LaunchOp launch : launches) {
       Block scratch;
       auto fusion = cast<FusionOp>(launch.buildTensorOp(scratch));
@@ -1141,8 +1149,12 @@ struct FluidGenerateGpuKernelsPass
       std::string text;
       llvm::raw_string_ostream os(text);
       fusion->print(os, OpPrintingFlags().printGenericOpForm());
-      auto [it, inserted] =
-          byText.try_emplace(text, "fused_" + std::to_string(byText.size()));
+      int64_t splits = fusion.hasReductions()
+                           ? fusedReductionSplits(fusion, columnMinElements)
+                           : 1;
+      auto [it, inserted] = byText.try_emplace(
+          text, "fused_" + std::to_string(byText.size()), splits);
+      const std::string &name = it->second.first;
       if (inserted) {
         b.setLoc(launch.getLoc());
         auto fits = [&](Type type) {
@@ -1156,18 +1168,21 @@ struct FluidGenerateGpuKernelsPass
                       llvm::all_of(fusion.getResultTypes(), fits);
         int64_t width = fusedVectorWidth(fusion);
         bool vectorPartials = columnPartials == "vector";
-        if (failed(
-                KernelBuilder(fusion, 1, narrow, vectorPartials, columnUnroll)
-                    .build(b, it->second)))
+        if (failed(KernelBuilder(fusion, 1, narrow, vectorPartials,
+                                 columnUnroll, splits)
+                       .build(b, name)))
           return signalPassFailure();
-        if (width > 1 && failed(KernelBuilder(fusion, width, narrow,
-                                              vectorPartials, columnUnroll)
-                                    .build(b, it->second + kVectorSuffix)))
+        if (width > 1 &&
+            failed(KernelBuilder(fusion, width, narrow, vectorPartials,
+                                 columnUnroll, splits)
+                       .build(b, name + kVectorSuffix)))
           return signalPassFailure();
         ++numKernels;
       }
-      launch->setAttr(fluid_rt::kGpuKernelAttrName,
-                      b.getStringAttr(it->second));
+      launch->setAttr(fluid_rt::kGpuKernelAttrName, b.getStringAttr(name));
+      if (fusion.hasReductions())
+        launch->setAttr(fluid_rt::kGpuSumSplitsAttrName,
+                        b.getI64IntegerAttr(it->second.second));
     }
   }
 };

@@ -15,10 +15,13 @@
 #     off; NCHW), for bench/fusion.sh, and NAME-bf16-cuda (--precision bf16,
 #     NCHW), and NAME-nhwc-cuda, NAME-nhwc-bf16-cuda (--layout nhwc) and
 #     their -vecpartials twins (--gpu-column-partials vector), -unroll4
-#     twins (--gpu-column-unroll 4) and nhwc-bf16-vecunroll4 (both), for
+#     twins (--gpu-column-unroll 4), nhwc-bf16-vecunroll4 (both),
+#     nhwc-bf16-vec4k and nhwc{,-bf16}-vecunroll4-4k (and
+#     --gpu-column-min-elements 4096), for
 #     bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow} in
 #     build/gpu-programs, resnet18-bf16-{cuda,cpu,cuda-unfused} and
-#     resnet18-nhwc-{cuda,cuda-vecpartials,cuda-unroll4,cuda-unfused,bf16-cuda},
+#     resnet18-nhwc-{cuda,cuda-vecpartials,cuda-unroll4,cuda-vecunroll4-4k,
+#     cuda-unfused,bf16-cuda},
 #     se-resnext50-{cpu,nhwc-cuda}
 #     (batch 4, 64x64, 10 classes); resnet50-dp{,-bf16}-cuda (--data-parallel)
 #     for bench/data-parallel.sh; vit_b_16-onnx-cuda and
@@ -95,10 +98,13 @@ echo "compiled resnet18-bf16-{cuda,cpu,cuda-unfused}"
 # default 1 MiB), so the sums kernels that write them are checked too.
 # nhwc-cuda-vecpartials: the sums' partials read back as vectors
 # (--gpu-column-partials vector), and nhwc-cuda-unroll4: four rows per step
-# of the sums' loops (--gpu-column-unroll 4), bitwise the default's results.
+# of the sums' loops (--gpu-column-unroll 4), bitwise the default's results;
+# nhwc-cuda-vecunroll4-4k: both, and four times the splits
+# (--gpu-column-min-elements 4096; other sums, so checked against the cpu).
 for variant in "nhwc-cuda:--recompute-min-bytes 0" \
   "nhwc-cuda-vecpartials:--recompute-min-bytes 0 --gpu-column-partials vector" \
   "nhwc-cuda-unroll4:--recompute-min-bytes 0 --gpu-column-unroll 4" \
+  "nhwc-cuda-vecunroll4-4k:--recompute-min-bytes 0 --gpu-column-partials vector --gpu-column-unroll 4 --gpu-column-min-elements 4096" \
   "nhwc-cuda-unfused:--no-fuse-elementwise" \
   "nhwc-bf16-cuda:--precision bf16 --recompute-min-bytes 0"; do
   read -r -a flags <<< "${variant#*:}"
@@ -106,7 +112,7 @@ for variant in "nhwc-cuda:--recompute-min-bytes 0" \
     --training "$resnet18" --layout nhwc "${flags[@]}" \
     -o "$programs/resnet18-${variant%%:*}" --quiet
 done
-echo "compiled resnet18-nhwc-{cuda,cuda-vecpartials,cuda-unroll4,cuda-unfused,bf16-cuda}"
+echo "compiled resnet18-nhwc-{cuda,cuda-vecpartials,cuda-unroll4,cuda-vecunroll4-4k,cuda-unfused,bf16-cuda}"
 # SE-ResNeXt-50 (grouped convolutions, SE blocks' global pooling) small:
 # channels-last cuda against the cpu.
 "$bin/fluid-models" se_resnext50_32x4d --batch 4 --image-size 64 --classes 10 \
@@ -152,7 +158,9 @@ for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext5
     "nhwc-bf16-vecpartials:--layout nhwc --precision bf16 --gpu-column-partials vector" \
     "nhwc-bf16-unroll2:--layout nhwc --precision bf16 --gpu-column-unroll 2" \
     "nhwc-bf16-unroll4:--layout nhwc --precision bf16 --gpu-column-unroll 4" \
-    "nhwc-bf16-vecunroll4:--layout nhwc --precision bf16 --gpu-column-partials vector --gpu-column-unroll 4"; do
+    "nhwc-bf16-vecunroll4:--layout nhwc --precision bf16 --gpu-column-partials vector --gpu-column-unroll 4" \
+    "nhwc-bf16-vec4k:--layout nhwc --precision bf16 --gpu-column-partials vector --gpu-column-min-elements 4096" \
+    "nhwc-bf16-vecunroll4-4k:--layout nhwc --precision bf16 --gpu-column-partials vector --gpu-column-unroll 4 --gpu-column-min-elements 4096"; do
     read -r -a flags <<< "${variant#*:}"
     "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
       "${flags[@]}" --emit=cpp -o - --quiet |
@@ -174,18 +182,23 @@ for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext5
   # vectors (--gpu-column-partials vector), against the default.
   # FLUID_BENCH_EXTRA_VARIANTS="nhwc-unroll4 nhwc-bf16-unroll4
   # nhwc-bf16-vecunroll4": four rows per step of the sums' loops
-  # (--gpu-column-unroll 4), alone and with vector partials.
+  # (--gpu-column-unroll 4), alone and with vector partials; -4k: blocks of
+  # at least 4096 elements instead of 16384 (--gpu-column-min-elements),
+  # four times the splits, up to the cap.
   for variant in "nhwc-vecpartials:tf32 --gpu-column-partials vector" \
     "nhwc-bf16-vecpartials:bf16 --gpu-column-partials vector" \
     "nhwc-unroll4:tf32 --gpu-column-unroll 4" \
     "nhwc-bf16-unroll4:bf16 --gpu-column-unroll 4" \
-    "nhwc-bf16-vecunroll4:bf16 --gpu-column-partials vector --gpu-column-unroll 4"; do
+    "nhwc-bf16-vecunroll4:bf16 --gpu-column-partials vector --gpu-column-unroll 4" \
+    "nhwc-bf16-vec4k:bf16 --gpu-column-partials vector --gpu-column-min-elements 4096" \
+    "nhwc-bf16-vecunroll4-4k:bf16 --gpu-column-partials vector --gpu-column-unroll 4 --gpu-column-min-elements 4096" \
+    "nhwc-vecunroll4-4k:tf32 --gpu-column-partials vector --gpu-column-unroll 4 --gpu-column-min-elements 4096"; do
     read -r -a flags <<< "${variant#*:}"
     "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
       --layout nhwc --precision "${flags[@]}" \
       -o "$bench/$name-${variant%%:*}-cuda" --quiet
   done
-  echo "compiled $bench/$name-{fused,unfused,bf16,nhwc,nhwc-bf16}-cuda and the -vecpartials, -unroll4 and -vecunroll4 variants"
+  echo "compiled $bench/$name-{fused,unfused,bf16,nhwc,nhwc-bf16}-cuda and the -vecpartials, -unroll4, -vecunroll4, -vec4k and -vecunroll4-4k variants"
 done
 # bench/memory.sh: each configuration with each memory policy, and the
 # compile-time memory report of each (NAME-VARIANT.report.{json,csv,svg}).

@@ -458,11 +458,24 @@ LogicalResult FunctionEmitter::emitFusion(fluid_rt::LaunchOp launch,
     };
     int64_t scalarBlocks = blocksFor(count),
             vectorBlocks = blocksFor(count / width);
-    if (fusion.hasReductions())
-      scalarBlocks = vectorBlocks = fusedReductionBlocks(fusion);
+    // A region with sums runs the blocks per channel its kernel was
+    // generated for.
+    int64_t splits = 1;
+    if (fusion.hasReductions()) {
+      auto attr =
+          launch->getAttrOfType<IntegerAttr>(fluid_rt::kGpuSumSplitsAttrName);
+      if (!attr || attr.getInt() < 1 || attr.getInt() > kReductionTargetBlocks)
+        return launch.emitError()
+               << "a fused region with sums on the cuda backend needs "
+               << fluid_rt::kGpuSumSplitsAttrName << " from 1 to "
+               << kReductionTargetBlocks
+               << " (run --fluid-generate-gpu-kernels)";
+      splits = attr.getInt();
+      scalarBlocks = vectorBlocks = fusedReductionBlocks(fusion, splits);
+    }
     // Several blocks per channel combine their sums through the context's
     // counters and partial sums (the kernel's last two operands).
-    if (std::optional<FusedSumScratch> sums = fusedSumScratch(fusion)) {
+    if (std::optional<FusedSumScratch> sums = fusedSumScratch(fusion, splits)) {
       std::string counters = "sumCounters" + index,
                   partials = "sumPartials" + index;
       line("  fluid_tensor " + counters + ", " + partials + ";");

@@ -139,7 +139,8 @@ static int64_t fusedChannels(FusionOp fusion) {
              : 1;
 }
 
-int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
+int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion,
+                                          int64_t columnMinElements) {
   ArrayRef<int64_t> space = fusion.getIterationShape();
   int64_t count = 1;
   for (int64_t d : space)
@@ -147,7 +148,7 @@ int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
   int64_t channels = fusedChannels(fusion);
   if (isChannelsLastSum(fusion)) {
     // Tiles of channels, each split along the rows: 16 blocks per SM of an
-    // H200 where there is enough work (at least 16384 elements per block),
+    // H200 where there is enough work (at least columnMinElements per block),
     // and few enough splits that the tile's last block reads at most
     // kColumnPartialsPerThread partial sums per thread and 32 channels.
     int64_t tile = fusedColumnTileChannels(fusion);
@@ -156,12 +157,11 @@ int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
     int64_t reductions =
         llvm::count_if(fusion.getBodyBlock().without_terminator(),
                        [](Operation &op) { return isFusibleReduction(&op); });
-    constexpr int64_t kTargetBlocks = 2112, kMinPerBlock = 16384;
-    int64_t splits = (kTargetBlocks + tiles - 1) / tiles;
+    int64_t splits = (kReductionTargetBlocks + tiles - 1) / tiles;
     int64_t cap = kColumnPartialsPerThread * kReductionThreads /
                   (32 * std::max<int64_t>(reductions, 1));
-    return std::max<int64_t>(1,
-                             std::min({splits, perTile / kMinPerBlock, cap}));
+    return std::max<int64_t>(
+        1, std::min({splits, perTile / columnMinElements, cap}));
   }
   int64_t perChannel = count / channels;
   // 16 blocks per SM of an H200, each summing at least 8192 elements:
@@ -169,17 +169,14 @@ int64_t mlir::fluid::fusedReductionSplits(FusionOp fusion) {
   // 8192 elements per block combining the blocks' sums costs more than it
   // saves (measured when they were added atomically; bench/NOTES.md,
   // 2026-12-03).
-  constexpr int64_t kTargetBlocks = 2112;
   constexpr int64_t kMinPerBlock = 8192;
-  int64_t splits = (kTargetBlocks + channels - 1) / channels;
+  int64_t splits = (kReductionTargetBlocks + channels - 1) / channels;
   return std::max<int64_t>(1, std::min(splits, perChannel / kMinPerBlock));
 }
 
-std::optional<FusedSumScratch> mlir::fluid::fusedSumScratch(FusionOp fusion) {
-  if (!fusion.hasReductions())
-    return std::nullopt;
-  int64_t splits = fusedReductionSplits(fusion);
-  if (splits == 1)
+std::optional<FusedSumScratch> mlir::fluid::fusedSumScratch(FusionOp fusion,
+                                                            int64_t splits) {
+  if (!fusion.hasReductions() || splits == 1)
     return std::nullopt;
   int64_t reductions = 0;
   Type element;
@@ -192,13 +189,13 @@ std::optional<FusedSumScratch> mlir::fluid::fusedSumScratch(FusionOp fusion) {
   return FusedSumScratch{channels, channels * splits * reductions, element};
 }
 
-int64_t mlir::fluid::fusedReductionBlocks(FusionOp fusion) {
+int64_t mlir::fluid::fusedReductionBlocks(FusionOp fusion, int64_t splits) {
   int64_t channels = fusedChannels(fusion);
   if (isChannelsLastSum(fusion)) {
     int64_t tile = fusedColumnTileChannels(fusion);
     channels = (channels + tile - 1) / tile;
   }
-  return channels * fusedReductionSplits(fusion);
+  return channels * splits;
 }
 
 /// Whether `use` reads its argument at the element being computed.

@@ -13,7 +13,9 @@
 // CHECK: fluid_rt.launch "fusion"
 // CHECK: } attributes {fluid_rt.gpu_kernel = "fused_0"}
 // CHECK: fluid_rt.launch "fusion"
-// CHECK: } attributes {fluid_rt.gpu_kernel = "fused_1"}
+// A region with sums records its blocks per channel: 16 * 64 * 64 =
+// 65536 elements per channel, at least 8192 per block, 8 splits.
+// CHECK: } attributes {fluid_rt.gpu_kernel = "fused_1", fluid_rt.gpu_sum_splits = 8 : i64}
 // CHECK: gpu.module @fluid_kernels {
 // CHECK: gpu.func @fused_0(%{{.*}}: memref<8192xf32>, %{{.*}}: memref<64xf32>, %{{.*}}: memref<8192xf32>) kernel {
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %c8192 step

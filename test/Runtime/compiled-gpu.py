@@ -146,6 +146,7 @@ def main():
               "resnet18-bf16-cpu", "resnet18-bf16-cuda-unfused",
               "resnet18-nhwc-cuda", "resnet18-nhwc-cuda-unfused",
               "resnet18-nhwc-cuda-vecpartials", "resnet18-nhwc-cuda-unroll4",
+              "resnet18-nhwc-cuda-vecunroll4-4k",
               "resnet18-nhwc-bf16-cuda", "se-resnext50-cpu",
               "se-resnext50-nhwc-cuda",
               "train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
@@ -369,7 +370,8 @@ def main():
             "lenet5 fp16 forced overflow, cuda vs cpu checkpoint")
     # 8. Channels-last on cuda against the (NCHW) cpu.
     for variant in ("nhwc-cuda", "nhwc-cuda-unfused",
-                    "nhwc-cuda-vecpartials", "nhwc-cuda-unroll4"):
+                    "nhwc-cuda-vecpartials", "nhwc-cuda-unroll4",
+                    "nhwc-cuda-vecunroll4-4k"):
         text = run(p("resnet18-" + variant), common + [
             "--steps", "1", "--no-tf32", "--algorithm-cache", cache, "--save",
             o(variant + "-1.safetensors")], o("resnet18-%s-1.log" % variant))

@@ -217,6 +217,14 @@ static cl::opt<int64_t> gpuColumnUnroll(
              "1 (the default) to 8; the same results (not yet measured on a "
              "GPU) (--fluid-generate-gpu-kernels=column-unroll=N)"),
     cl::init(1), cl::value_desc("N"), cl::cat(compileCategory));
+static cl::opt<int64_t> gpuColumnMinElements(
+    "gpu-column-min-elements",
+    cl::desc("The fewest elements each block of a generated cuda kernel's "
+             "channels-last batch-norm sums adds: 16384 (the default) or "
+             "another count from 256 to 2^30; fewer, more blocks (not yet "
+             "measured on a GPU) "
+             "(--fluid-generate-gpu-kernels=column-min-elements=N)"),
+    cl::init(16384), cl::value_desc("N"), cl::cat(compileCategory));
 static cl::opt<int64_t> workspaceLimit(
     "workspace-limit",
     cl::desc("cuDNN workspace limit in MiB, part of the memory plan; the "
@@ -476,6 +484,9 @@ int main(int argc, char **argv) {
   if (gpuColumnPartials != "atomic" && gpuColumnPartials != "vector")
     return fail("--gpu-column-partials must be atomic or vector, got '" +
                 gpuColumnPartials + "'");
+  if (gpuColumnMinElements < 256 || gpuColumnMinElements > (int64_t(1) << 30))
+    return fail("--gpu-column-min-elements must be 256 to 2^30, got " +
+                llvm::Twine(static_cast<int64_t>(gpuColumnMinElements)));
   if (gpuColumnUnroll < 1 || gpuColumnUnroll > 8)
     return fail("--gpu-column-unroll must be 1 to 8, got " +
                 llvm::Twine(static_cast<int64_t>(gpuColumnUnroll)));
@@ -533,6 +544,7 @@ int main(int argc, char **argv) {
     kernels.indexBitwidth = gpuIndexBitwidth;
     kernels.columnPartials = gpuColumnPartials;
     kernels.columnUnroll = gpuColumnUnroll;
+    kernels.columnMinElements = gpuColumnMinElements;
     pm.addPass(createFluidGenerateGpuKernels(kernels));
     buildGpuLoweringPipeline(pm, defaultCudaToolkitPath());
   }

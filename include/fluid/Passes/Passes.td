@@ -386,6 +386,14 @@ def FluidGenerateGpuKernels
     step leaves a thread one load at a time: a row's stores might alias the
     next row's inputs as far as the compiler knows); the remaining rows run
     one per step. The same sums in the same order, so the same bits.
+
+    A region with sums runs several blocks per channel (per tile of
+    channels for channels-last sums) where it has the work: each launch
+    records that count in `fluid_rt.gpu_sum_splits`, which the emitted
+    program launches and sizes the scratch by. `column-min-elements=N`
+    (default 16384) is the fewest elements a channels-last block adds:
+    smaller, more blocks (more loads in flight, more partial sums for the
+    tile's last block; at most kColumnPartialsPerThread per thread).
   }];
   let options = [
     Option<"indexBitwidth", "index-bitwidth", "unsigned", /*default=*/"32",
@@ -396,6 +404,10 @@ def FluidGenerateGpuKernels
            "How a channels-last sum's last block reads the partial sums: "
            "atomic (one atomic read per value) or vector (split-major, "
            "vector loads)">,
+    Option<"columnMinElements", "column-min-elements", "int64_t",
+           /*default=*/"16384",
+           "The fewest elements each block of a channels-last sum adds "
+           "(256 to 2^30; fewer: more blocks per tile of channels)">,
     Option<"columnUnroll", "column-unroll", "int64_t", /*default=*/"1",
            "Rows per step of a channels-last sum's loop, their loads issued "
            "together (1 to 8)">,

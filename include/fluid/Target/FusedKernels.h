@@ -66,15 +66,23 @@ bool isLaneContiguousAccess(FusionOp fusion, OpOperand &use);
 /// inputs before it writes that element's outputs).
 bool fusedOutputMayOverwrite(FusionOp fusion, unsigned output, unsigned input);
 
+/// The fewest elements a block of a channels-last sum adds, by default.
+constexpr int64_t kColumnMinElements = 16384;
+
 /// The blocks per channel (per tile of channels, isChannelsLastSum) of a
 /// region with sums (its generated kernel runs fusedReductionBlocks blocks
 /// of kReductionThreads threads): enough blocks to
 /// fill an H200 (16 per SM), at least 8192 elements per block. With one split
 /// each block stores its channel's sums; with more the last block of a
 /// channel to finish sums the blocks' partial sums in a fixed order
-/// (FusedSumScratch).
-int64_t fusedReductionSplits(FusionOp fusion);
+/// (FusedSumScratch). A channels-last region's blocks sum at least
+/// `columnMinElements` elements each (column-min-elements).
+int64_t fusedReductionSplits(FusionOp fusion,
+                             int64_t columnMinElements = kColumnMinElements);
 constexpr int64_t kReductionThreads = 256;
+/// The blocks a region with sums aims for (16 per SM of an H200), and so
+/// the most splits fusedReductionSplits gives.
+constexpr int64_t kReductionTargetBlocks = 2112;
 
 /// Whether `fusion` sums per channel along the last axis of a rank-4
 /// iteration space (a channels-last program's batch-norm sums). Its kernel
@@ -97,9 +105,9 @@ constexpr int64_t kColumnPartialsPerThread = 64;
 /// channels where the width is 1.
 int64_t fusedColumnTileChannels(FusionOp fusion);
 
-/// The blocks of the generated kernel of a region with sums: channels *
-/// splits, or tiles * splits for a channels-last region.
-int64_t fusedReductionBlocks(FusionOp fusion);
+/// The blocks of the generated kernel of a region with sums split `splits`
+/// ways: channels * splits, or tiles * splits for a channels-last region.
+int64_t fusedReductionBlocks(FusionOp fusion, int64_t splits);
 
 /// What the generated kernel of a region with several blocks per channel
 /// combines their sums through (fluid_cuda_sum_scratch; the kernel's last
@@ -110,8 +118,9 @@ struct FusedSumScratch {
   int64_t partials;
   Type element;
 };
-/// None for a region without sums or with one block per channel.
-std::optional<FusedSumScratch> fusedSumScratch(FusionOp fusion);
+/// None for a region without sums or with one block per channel (`splits`
+/// 1).
+std::optional<FusedSumScratch> fusedSumScratch(FusionOp fusion, int64_t splits);
 
 /// The gpu.module that holds the generated kernels, and the suffix of a
 /// kernel's vector variant (the plain name is the scalar one, for operands

@@ -110,6 +110,26 @@ func.func @gpu_kernel_elsewhere(%x: memref<4xf32>, %y: memref<4xf32>) {
 
 // -----
 
+func.func @sum_splits_elsewhere(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{'fluid_rt.gpu_sum_splits' must be a positive integer on a launch of "fusion"}}
+  fluid_rt.launch "relu" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) params {} attributes {fluid_rt.gpu_sum_splits = 2 : i64}
+  return
+}
+
+// -----
+
+func.func @sum_splits_zero(%x: memref<4x2xf32>, %y: memref<2xf32>) {
+  // expected-error @+1 {{'fluid_rt.gpu_sum_splits' must be a positive integer on a launch of "fusion"}}
+  fluid_rt.launch "fusion" ins(%x : memref<4x2xf32>) outs(%y : memref<2xf32>) params {} {
+  ^bb0(%a: tensor<4x2xf32>):
+    %s = fluid.reduce_sum %a {axes = array<i64: 0>} : tensor<4x2xf32> -> tensor<2xf32>
+    fluid.yield %s : tensor<2xf32>
+  } attributes {fluid_rt.gpu_sum_splits = 0 : i64}
+  return
+}
+
+// -----
+
 func.func @view_of_computed(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %r = fluid.fusion ins(%x : tensor<2x3xf32>) -> (tensor<2x3xf32>) {
   ^bb0(%a: tensor<2x3xf32>):

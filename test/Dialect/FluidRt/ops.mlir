@@ -103,7 +103,7 @@ module attributes {fluid_rt.arena_bytes = 0 : i64} {
 
 // -----
 
-// expected-error @+1 {{'func.func' op has unknown attribute 'fluid_rt.arena'; the fluid_rt dialect's operation attributes are 'fluid_rt.arena_bytes', 'fluid_rt.arena_lower_bound', 'fluid_rt.workspace_limit' and 'fluid_rt.gpu_kernel'}}
+// expected-error @+1 {{'func.func' op has unknown attribute 'fluid_rt.arena'; the fluid_rt dialect's operation attributes are 'fluid_rt.arena_bytes', 'fluid_rt.arena_lower_bound', 'fluid_rt.workspace_limit', 'fluid_rt.gpu_kernel' and 'fluid_rt.gpu_sum_splits'}}
 func.func @unknown() attributes {fluid_rt.arena = 0 : i64} {
   return
 }

@@ -50,6 +50,16 @@ LogicalResult FluidRtDialect::verifyOperationAttribute(Operation *op,
                                   "\"fusion\"";
     return success();
   }
+  if (name == kGpuSumSplitsAttrName) {
+    auto launch = dyn_cast<LaunchOp>(op);
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!launch || launch.getKernel() != "fusion" || !value ||
+        value.getInt() < 1)
+      return op->emitOpError() << "'" << name
+                               << "' must be a positive integer on a launch "
+                                  "of \"fusion\"";
+    return success();
+  }
   bool onFunction =
       name == kArenaBytesAttrName || name == kArenaLowerBoundAttrName;
   if (!onFunction && name != kWorkspaceLimitAttrName)
@@ -57,8 +67,8 @@ LogicalResult FluidRtDialect::verifyOperationAttribute(Operation *op,
            << "has unknown attribute '" << name
            << "'; the fluid_rt dialect's operation attributes are '"
            << kArenaBytesAttrName << "', '" << kArenaLowerBoundAttrName
-           << "', '" << kWorkspaceLimitAttrName << "' and '"
-           << kGpuKernelAttrName << "'";
+           << "', '" << kWorkspaceLimitAttrName << "', '" << kGpuKernelAttrName
+           << "' and '" << kGpuSumSplitsAttrName << "'";
   if (onFunction ? !isa<FunctionOpInterface>(op) : !isa<ModuleOp>(op))
     return op->emitOpError() << "'" << name << "' belongs on "
                              << (onFunction ? "functions" : "the module");

@@ -31,6 +31,9 @@ constexpr StringLiteral kWorkspaceLimitAttrName = "fluid_rt.workspace_limit";
 /// On a launch of "fusion", after --fluid-generate-gpu-kernels: the name of
 /// its kernel in the module's gpu.module @fluid_kernels (a string).
 constexpr StringLiteral kGpuKernelAttrName = "fluid_rt.gpu_kernel";
+/// On such a launch of a region with sums: the blocks per channel (per tile
+/// of channels) its kernel was generated for (i64; fusedReductionSplits).
+constexpr StringLiteral kGpuSumSplitsAttrName = "fluid_rt.gpu_sum_splits";
 
 /// Whether output `output` of a launch of `kernel` may be the buffer of one
 /// of the launch's inputs that has the output's shape and element type
