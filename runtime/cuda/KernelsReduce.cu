@@ -11,7 +11,12 @@
 //  - innermost group kept (column sums, sum over the batch): a block of
 //    32 x 8 threads covers 32 consecutive outputs, so each warp reads 32
 //    consecutive elements, and its 8 rows of threads split the reduced
-//    range.
+//    range. Where the innermost kept group is a multiple of a 16-byte
+//    vector and the input is aligned (a channels-last mean over H and W,
+//    [N, H*W, C] -> [N, C]), each thread takes a vector of consecutive
+//    outputs instead, and loads kColumnUnroll rows before adding any, so
+//    that a warp reads 512 consecutive bytes per row and each thread has
+//    several loads in flight.
 //
 // With few outputs and long reductions the reduced range is also split
 // across blocks (gridDim.y); each block writes a partial sum to the
@@ -44,6 +49,8 @@ constexpr int64_t kMinColumnChunk = 256;
 /// Threads per block along the outputs, and along the reduced range, of
 /// the column kernel.
 constexpr int kColumnWidth = 32, kColumnDepth = 8;
+/// Rows each thread of the vector column kernel loads before adding.
+constexpr int kColumnUnroll = 4;
 
 /// The coalesced geometry of one reduction.
 struct ReducePlan {
@@ -174,6 +181,76 @@ __global__ void __launch_bounds__(kColumnWidth *kColumnDepth)
   }
 }
 
+/// Innermost group kept, `kVec` consecutive outputs per thread: thread
+/// (x, y) sums outputs base + x * kVec ... + kVec - 1 (one aligned vector
+/// per row: the innermost kept group is a multiple of kVec, and every
+/// other stride a multiple of it) over the reduced indices r = y, y +
+/// kColumnDepth, ... of its block's split, kColumnUnroll rows loaded at a
+/// time; each output's terms are added in the order of r, then across y
+/// in order: a fixed order.
+template <typename T, int kVec, typename Index>
+__global__ void __launch_bounds__(kColumnWidth *kColumnDepth)
+    reduceColumnVectorsKernel(const T *in, OffsetCalculator<1, Index> kept,
+                              OffsetCalculator<1, Index> reducedDims,
+                              Index outputs, Index count, Index chunk,
+                              bool mean, T *out, double *partials) {
+  __shared__ double sums[kColumnDepth][kColumnWidth * kVec];
+  using Vec = Vector<T, kVec>;
+  const Index begin = Index(blockIdx.y) * chunk;
+  const Index end = min(count, begin + chunk);
+  constexpr Index kStep = kColumnDepth;
+  for (Index base = Index(blockIdx.x) * kColumnWidth * kVec; base < outputs;
+       base += Index(gridDim.x) * kColumnWidth * kVec) {
+    const Index o = base + Index(threadIdx.x) * kVec;
+    double sum[kVec] = {};
+    if (o < outputs) {
+      Index at[1];
+      kept.offsets(o, at);
+      const T *column = in + at[0];
+      auto load = [&](Index r) {
+        Index offset[1];
+        reducedDims.offsets(r, offset);
+        return *reinterpret_cast<const Vec *>(column + offset[0]);
+      };
+      Index r = begin + threadIdx.y;
+      for (; r + (kColumnUnroll - 1) * kStep < end;
+           r += kColumnUnroll * kStep) {
+        Vec rows[kColumnUnroll];
+#pragma unroll
+        for (int u = 0; u < kColumnUnroll; ++u)
+          rows[u] = load(r + Index(u) * kStep);
+#pragma unroll
+        for (int u = 0; u < kColumnUnroll; ++u)
+#pragma unroll
+          for (int l = 0; l < kVec; ++l)
+            sum[l] += double(rows[u].v[l]);
+      }
+      for (; r < end; r += kStep) {
+        const Vec row = load(r);
+#pragma unroll
+        for (int l = 0; l < kVec; ++l)
+          sum[l] += double(row.v[l]);
+      }
+    }
+#pragma unroll
+    for (int l = 0; l < kVec; ++l)
+      sums[threadIdx.y][threadIdx.x * kVec + l] = sum[l];
+    __syncthreads();
+    if (threadIdx.y == 0 && o < outputs) {
+#pragma unroll
+      for (int l = 0; l < kVec; ++l) {
+        double total = 0;
+#pragma unroll
+        for (int y = 0; y < kColumnDepth; ++y)
+          total += sums[y][threadIdx.x * kVec + l];
+        storeSum(total, int64_t(o) + l, blockIdx.y, int64_t(outputs),
+                 double(count), mean, out, partials);
+      }
+    }
+    __syncthreads();
+  }
+}
+
 /// Adds the `splits` partial sums of each output, in order.
 template <typename T>
 __global__ void __launch_bounds__(kBlockSize)
@@ -216,9 +293,19 @@ void launchReducePlan(fluid_cuda_context *context, cudaStream_t stream,
   OffsetCalculator<1, Index> reducedDims(plan.reducedSizes, reducedStrides);
   const int64_t outputs = plan.outputs, count = plan.count;
 
+  // Columns by vectors: the innermost kept group (stride 1) a multiple of
+  // the vector width and the input aligned to it.
+  constexpr int kVec = int(16 / sizeof(T));
+  const bool columnVectors = !plan.innerReduced && !plan.keptSizes.empty() &&
+                             plan.keptStrides.back() == 1 &&
+                             plan.keptSizes.back() % kVec == 0 &&
+                             isVectorAligned<T, kVec>(in);
   int64_t blocksX;
   int splits;
-  if (plan.innerReduced && count <= kWarpRowLimit) {
+  if (columnVectors) {
+    blocksX = ceilDiv(outputs, int64_t(kColumnWidth) * kVec);
+    splits = splitCount(blocksX, count, kMinColumnChunk);
+  } else if (plan.innerReduced && count <= kWarpRowLimit) {
     blocksX = ceilDiv(outputs, kBlockSize / 32);
     splits = 1;
   } else if (plan.innerReduced) {
@@ -236,7 +323,12 @@ void launchReducePlan(fluid_cuda_context *context, cudaStream_t stream,
         workspace(context, sizeof(double) * size_t(outputs) * splits));
 
   const dim3 grid{unsigned(blocksX), unsigned(splits)};
-  if (plan.innerReduced && count <= kWarpRowLimit)
+  if (columnVectors)
+    reduceColumnVectorsKernel<T, kVec>
+        <<<grid, dim3(kColumnWidth, kColumnDepth), 0, stream>>>(
+            in, kept, reducedDims, Index(outputs), Index(count), Index(chunk),
+            mean, out, partials);
+  else if (plan.innerReduced && count <= kWarpRowLimit)
     reduceRowsKernel<32><<<grid, dim3(32, kBlockSize / 32), 0, stream>>>(
         in, kept, reducedDims, Index(outputs), Index(count), Index(chunk), mean,
         out, partials);

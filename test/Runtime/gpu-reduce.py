@@ -6,7 +6,8 @@ ranks 0 to 4, sum_to (the gradient of broadcasting: per-channel bias,
 leading axes, scalars), global_avg_pool, and the paths of the reduction
 engine: a warp per row, a block per row, columns, and the reduced range
 split across blocks (more than 2^24 elements, reduced to one value, to
-rows and to columns). Empty reductions give 0 (sum) and NaN (mean).
+rows and to columns), and columns read as 16-byte vectors (a channels-last
+mean over H and W). Empty reductions give 0 (sum) and NaN (mean).
 
 Sums are taken in double by fixed trees, without atomics, so they match
 the cpu's sequential double sums to rounding: f64 rtol 1e-12 (atol 1e-12
@@ -82,6 +83,13 @@ ENGINE_CASES = [
     ("outer and inner axes", [64, 3, 50], [0, 2]),
     ("bias gradient [N,C,H,W] -> C", [32, 64, 14, 14], [0, 2, 3]),
     ("all of [N,C,H,W]", [8, 16, 9, 9], []),
+    # Column vectors (the innermost kept group a multiple of 16 bytes): a
+    # channels-last mean over H and W, rows in whole unrolled steps and with
+    # a remainder, over the batch, and split across blocks.
+    ("column vectors, [N,H,W,C] -> [N,C]", [4, 7, 7, 64], [1, 2]),
+    ("column vectors, 13 rows", [3, 13, 12], [1]),
+    ("column vectors over the batch", [300, 32], [0]),
+    ("column vectors, split", [2, 40000, 8], [1]),
 ]
 
 SUM_TO_CASES = [
