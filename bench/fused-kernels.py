@@ -23,8 +23,16 @@ activation-sized tensors (over 1M elements) of 4-byte and of narrower
 element types: what a precision or storage change saves, before a GPU
 measures the time.
 
+With --casts (no GPU, no library): the step's fluid_cuda_cast launches
+(what a 16-bit program widens or narrows outside the generated kernels),
+counted and summed in bytes (read plus written) by direction, split into
+activation-sized (over 1M elements) and smaller tensors, and for the
+activation-sized widening casts the runtime call that reads each result
+first: where a kernel that took the 16-bit tensor itself would save them.
+
   usage: fused-kernels.py LIBFLUID_RUNTIME.so PROGRAM.cpp[.gz] [--top N]
          fused-kernels.py --bytes PROGRAM.cpp[.gz]
+         fused-kernels.py --casts PROGRAM.cpp[.gz]
 """
 
 import argparse
@@ -107,6 +115,64 @@ def parse(path):
     return ptx, launches
 
 
+def print_casts(path):
+    """The step's casts by direction and size, and the first reader of
+    each activation-sized widening cast's result."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        text = f.read()
+    run = text[text.index("fluid_status f0Run("):]
+    lines = run[: run.index("\n}\n")].splitlines()
+    specs = re.search(r"const TensorSpec f0Tensors\[\] = \{\n(.*?)\n\};",
+                      text, re.S).group(1)
+    tensors = {}
+    for line in specs.splitlines():
+        s = re.match(r"\s*\{'\w', \d+, \d+, FLUID_(\w+), \d+, "
+                     r"\{([0-9, ]*)\}\},\s*// (\w+)", line)
+        if s:
+            count = int(np.prod([int(d) for d in s.group(2).split(",")
+                                 if d.strip()]))
+            size = np.dtype(DTYPES.get("FLUID_" + s.group(1),
+                                       np.float32)).itemsize
+            tensors[s.group(3)] = (s.group(1), count, size)
+    groups, readers = {}, {}
+    for i, line in enumerate(lines):
+        c = re.search(r"fluid_cuda_cast\(context, &(\w+), &(\w+)\)", line)
+        if not c:
+            continue
+        (src, count, a), (dst, _, b) = tensors[c.group(1)], tensors[c.group(2)]
+        big = count > (1 << 20)
+        key = (src, dst, big)
+        n, moved = groups.get(key, (0, 0))
+        groups[key] = (n + 1, moved + count * (a + b))
+        if not big or b <= a:
+            continue
+        # The first later line that passes the result: a runtime call, or
+        # the argument array of a generated kernel's launch.
+        use = re.compile(r"&%s\b" % re.escape(c.group(2)))
+        reader = "(no later reader by that name)"
+        for later in lines[i + 1:]:
+            if use.search(later):
+                call = re.search(r"FLUID_LAUNCH\(\d+, (\w+)\(", later)
+                reader = call.group(1) if call else "a generated kernel"
+                break
+        readers[reader] = readers.get(reader, 0) + 1
+    total = sum(m for _, m in groups.values())
+    print("%d casts in the step, %.2f GB moved (read plus written):"
+          % (sum(n for n, _ in groups.values()), total / 1e9))
+    print("| from | to | tensors | casts | GB |")
+    print("| --- | --- | --- | ---: | ---: |")
+    for (src, dst, big), (n, moved) in sorted(groups.items(),
+                                               key=lambda g: -g[1][1]):
+        print("| %s | %s | %s | %d | %.3f |"
+              % (src.lower(), dst.lower(),
+                 "over 1M elements" if big else "smaller", n, moved / 1e9))
+    if readers:
+        print("\nFirst reader of each activation-sized widening cast: "
+              + ", ".join("%s %d" % r for r in sorted(
+                  readers.items(), key=lambda r: -r[1])))
+
+
 def print_bytes(launches):
     total = wide = narrow = 0
     for launch in launches:
@@ -142,9 +208,14 @@ def main():
     parser.add_argument("paths", nargs="+", metavar="LIB PROGRAM")
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--bytes", action="store_true")
+    parser.add_argument("--casts", action="store_true")
     a = parser.parse_args()
-    if len(a.paths) != (1 if a.bytes else 2):
-        parser.error("give LIBFLUID_RUNTIME.so PROGRAM, or --bytes PROGRAM")
+    offline = a.bytes or a.casts
+    if len(a.paths) != (1 if offline else 2):
+        parser.error("give LIBFLUID_RUNTIME.so PROGRAM, or --bytes PROGRAM, "
+                     "or --casts PROGRAM")
+    if a.casts:
+        return print_casts(a.paths[0])
     if a.bytes:
         return print_bytes(parse(a.paths[0])[1])
     a.lib, a.program = a.paths
