@@ -25,6 +25,12 @@
 // by a fixed tree: no atomics, so results are the same from run to run on
 // one device; they differ from the cpu's sequential sums by rounding only.
 //
+// Inputs are f32, f64, f16 or bf16; the output has the input's dtype, or
+// is f32 for a 16-bit input (a widening sum: a 16-bit program's mean of
+// an activation, without an f32 copy of it first). A 16-bit input is
+// widened exactly; a 16-bit output is rounded from the double sum through
+// f32, as the cpu backend rounds its f32 result.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Elementwise.cuh"
@@ -94,25 +100,39 @@ ReducePlan planReduce(const Shape &shape, const std::vector<bool> &reduced) {
   return plan;
 }
 
+/// An input element as a double (16-bit types widened exactly).
+template <typename T> __device__ inline double toDouble(T x) {
+  return double(widen(x));
+}
+
+/// A sum stored in the output's type: f32 and f64 rounded once, 16-bit
+/// types through f32 (as the cpu backend's f32 result is rounded).
+template <typename T> __device__ inline T fromDouble(double x) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+    return T(x);
+  else
+    return narrow<T>(float(x));
+}
+
 /// Writes the result of output `o` (or its partial sum of split `split`).
-template <typename T>
+template <typename TOut>
 __device__ inline void storeSum(double sum, int64_t o, int split,
                                 int64_t outputs, double count, bool mean,
-                                T *out, double *partials) {
+                                TOut *out, double *partials) {
   if (partials)
     partials[int64_t(split) * outputs + o] = sum;
   else
-    out[o] = T(mean ? sum / count : sum);
+    out[o] = fromDouble<TOut>(mean ? sum / count : sum);
 }
 
 /// Innermost group reduced: each output is summed by a group of kGroup
 /// threads (a warp, with blockDim.y outputs per block, or the whole
 /// one-dimensional block); blockIdx.y picks the split of the reduced range.
-template <int kGroup, typename T, typename Index>
+template <int kGroup, typename TIn, typename TOut, typename Index>
 __global__ void __launch_bounds__(kBlockSize)
-    reduceRowsKernel(const T *in, OffsetCalculator<1, Index> kept,
+    reduceRowsKernel(const TIn *in, OffsetCalculator<1, Index> kept,
                      OffsetCalculator<1, Index> reducedDims, Index outputs,
-                     Index count, Index chunk, bool mean, T *out,
+                     Index count, Index chunk, bool mean, TOut *out,
                      double *partials) {
   __shared__ double scratch[kBlockSize / 32];
   const Index begin = Index(blockIdx.y) * chunk;
@@ -125,11 +145,11 @@ __global__ void __launch_bounds__(kBlockSize)
     if (o < outputs) {
       Index at[1];
       kept.offsets(o, at);
-      const T *row = in + at[0];
+      const TIn *row = in + at[0];
       for (Index r = begin + threadIdx.x; r < end; r += kGroup) {
         Index offset[1];
         reducedDims.offsets(r, offset);
-        sum += double(row[offset[0]]);
+        sum += toDouble(row[offset[0]]);
       }
     }
     if constexpr (kGroup == 32)
@@ -144,11 +164,11 @@ __global__ void __launch_bounds__(kBlockSize)
 
 /// Innermost group kept: thread (x, y) sums output base + x over the
 /// reduced indices r = y, y + kColumnDepth, ... of its block's split.
-template <typename T, typename Index>
+template <typename TIn, typename TOut, typename Index>
 __global__ void __launch_bounds__(kColumnWidth *kColumnDepth)
-    reduceColumnsKernel(const T *in, OffsetCalculator<1, Index> kept,
+    reduceColumnsKernel(const TIn *in, OffsetCalculator<1, Index> kept,
                         OffsetCalculator<1, Index> reducedDims, Index outputs,
-                        Index count, Index chunk, bool mean, T *out,
+                        Index count, Index chunk, bool mean, TOut *out,
                         double *partials) {
   __shared__ double sums[kColumnDepth][kColumnWidth];
   const Index begin = Index(blockIdx.y) * chunk;
@@ -160,11 +180,11 @@ __global__ void __launch_bounds__(kColumnWidth *kColumnDepth)
     if (o < outputs) {
       Index at[1];
       kept.offsets(o, at);
-      const T *column = in + at[0];
+      const TIn *column = in + at[0];
       for (Index r = begin + threadIdx.y; r < end; r += kColumnDepth) {
         Index offset[1];
         reducedDims.offsets(r, offset);
-        sum += double(column[offset[0]]);
+        sum += toDouble(column[offset[0]]);
       }
     }
     sums[threadIdx.y][threadIdx.x] = sum;
@@ -188,14 +208,14 @@ __global__ void __launch_bounds__(kColumnWidth *kColumnDepth)
 /// kColumnDepth, ... of its block's split, kColumnUnroll rows loaded at a
 /// time; each output's terms are added in the order of r, then across y
 /// in order: a fixed order.
-template <typename T, int kVec, typename Index>
+template <typename TIn, typename TOut, int kVec, typename Index>
 __global__ void __launch_bounds__(kColumnWidth *kColumnDepth)
-    reduceColumnVectorsKernel(const T *in, OffsetCalculator<1, Index> kept,
+    reduceColumnVectorsKernel(const TIn *in, OffsetCalculator<1, Index> kept,
                               OffsetCalculator<1, Index> reducedDims,
                               Index outputs, Index count, Index chunk,
-                              bool mean, T *out, double *partials) {
+                              bool mean, TOut *out, double *partials) {
   __shared__ double sums[kColumnDepth][kColumnWidth * kVec];
-  using Vec = Vector<T, kVec>;
+  using Vec = Vector<TIn, kVec>;
   const Index begin = Index(blockIdx.y) * chunk;
   const Index end = min(count, begin + chunk);
   constexpr Index kStep = kColumnDepth;
@@ -206,7 +226,7 @@ __global__ void __launch_bounds__(kColumnWidth *kColumnDepth)
     if (o < outputs) {
       Index at[1];
       kept.offsets(o, at);
-      const T *column = in + at[0];
+      const TIn *column = in + at[0];
       auto load = [&](Index r) {
         Index offset[1];
         reducedDims.offsets(r, offset);
@@ -223,13 +243,13 @@ __global__ void __launch_bounds__(kColumnWidth *kColumnDepth)
         for (int u = 0; u < kColumnUnroll; ++u)
 #pragma unroll
           for (int l = 0; l < kVec; ++l)
-            sum[l] += double(rows[u].v[l]);
+            sum[l] += toDouble(rows[u].v[l]);
       }
       for (; r < end; r += kStep) {
         const Vec row = load(r);
 #pragma unroll
         for (int l = 0; l < kVec; ++l)
-          sum[l] += double(row.v[l]);
+          sum[l] += toDouble(row.v[l]);
       }
     }
 #pragma unroll
@@ -252,27 +272,27 @@ __global__ void __launch_bounds__(kColumnWidth *kColumnDepth)
 }
 
 /// Adds the `splits` partial sums of each output, in order.
-template <typename T>
+template <typename TOut>
 __global__ void __launch_bounds__(kBlockSize)
     combinePartialsKernel(const double *partials, int splits, int64_t outputs,
-                          double count, bool mean, T *out) {
+                          double count, bool mean, TOut *out) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < outputs;
        o += stride) {
     double sum = 0;
     for (int s = 0; s < splits; ++s)
       sum += partials[int64_t(s) * outputs + o];
-    out[o] = T(mean ? sum / count : sum);
+    out[o] = fromDouble<TOut>(mean ? sum / count : sum);
   }
 }
 
-template <typename T>
+template <typename TOut>
 __global__ void __launch_bounds__(kBlockSize)
-    fillKernel(T *out, int64_t n, T value) {
+    fillKernel(TOut *out, int64_t n, double value) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride)
-    out[i] = value;
+    out[i] = fromDouble<TOut>(value);
 }
 
 /// The number of splits of the reduced range: enough blocks to fill the
@@ -284,9 +304,10 @@ int splitCount(int64_t blocksWithoutSplit, int64_t count, int64_t minChunk) {
   return int(std::clamp<int64_t>(std::min(wanted, affordable), 1, 65535));
 }
 
-template <typename T, typename Index>
+template <typename TIn, typename TOut, typename Index>
 void launchReducePlan(fluid_cuda_context *context, cudaStream_t stream,
-                      const T *in, T *out, const ReducePlan &plan, bool mean) {
+                      const TIn *in, TOut *out, const ReducePlan &plan,
+                      bool mean) {
   const Shape *keptStrides = &plan.keptStrides;
   const Shape *reducedStrides = &plan.reducedStrides;
   OffsetCalculator<1, Index> kept(plan.keptSizes, keptStrides);
@@ -295,11 +316,11 @@ void launchReducePlan(fluid_cuda_context *context, cudaStream_t stream,
 
   // Columns by vectors: the innermost kept group (stride 1) a multiple of
   // the vector width and the input aligned to it.
-  constexpr int kVec = int(16 / sizeof(T));
+  constexpr int kVec = int(16 / sizeof(TIn));
   const bool columnVectors = !plan.innerReduced && !plan.keptSizes.empty() &&
                              plan.keptStrides.back() == 1 &&
                              plan.keptSizes.back() % kVec == 0 &&
-                             isVectorAligned<T, kVec>(in);
+                             isVectorAligned<TIn, kVec>(in);
   int64_t blocksX;
   int splits;
   if (columnVectors) {
@@ -324,27 +345,56 @@ void launchReducePlan(fluid_cuda_context *context, cudaStream_t stream,
 
   const dim3 grid{unsigned(blocksX), unsigned(splits)};
   if (columnVectors)
-    reduceColumnVectorsKernel<T, kVec>
+    reduceColumnVectorsKernel<TIn, TOut, kVec>
         <<<grid, dim3(kColumnWidth, kColumnDepth), 0, stream>>>(
             in, kept, reducedDims, Index(outputs), Index(count), Index(chunk),
             mean, out, partials);
   else if (plan.innerReduced && count <= kWarpRowLimit)
-    reduceRowsKernel<32><<<grid, dim3(32, kBlockSize / 32), 0, stream>>>(
-        in, kept, reducedDims, Index(outputs), Index(count), Index(chunk), mean,
-        out, partials);
+    reduceRowsKernel<32, TIn, TOut>
+        <<<grid, dim3(32, kBlockSize / 32), 0, stream>>>(
+            in, kept, reducedDims, Index(outputs), Index(count), Index(chunk),
+            mean, out, partials);
   else if (plan.innerReduced)
-    reduceRowsKernel<kBlockSize><<<grid, dim3(kBlockSize, 1), 0, stream>>>(
-        in, kept, reducedDims, Index(outputs), Index(count), Index(chunk), mean,
-        out, partials);
+    reduceRowsKernel<kBlockSize, TIn, TOut>
+        <<<grid, dim3(kBlockSize, 1), 0, stream>>>(
+            in, kept, reducedDims, Index(outputs), Index(count), Index(chunk),
+            mean, out, partials);
   else
-    reduceColumnsKernel<<<grid, dim3(kColumnWidth, kColumnDepth), 0, stream>>>(
-        in, kept, reducedDims, Index(outputs), Index(count), Index(chunk), mean,
-        out, partials);
+    reduceColumnsKernel<TIn, TOut>
+        <<<grid, dim3(kColumnWidth, kColumnDepth), 0, stream>>>(
+            in, kept, reducedDims, Index(outputs), Index(count), Index(chunk),
+            mean, out, partials);
   checkLaunch();
   if (partials) {
     combinePartialsKernel<<<gridSizeFor(outputs), kBlockSize, 0, stream>>>(
         partials, splits, outputs, double(count), mean, out);
     checkLaunch();
+  }
+}
+
+/// The input and output dtypes a reduction takes: f32 or f64 to the same,
+/// f16 or bf16 to the same or to f32.
+void requireReduceDtypes(const CheckedTensor &input,
+                         const CheckedTensor &output) {
+  if (cpu::isFloat16Dtype(input.dtype()) && output.dtype() == FLUID_F32)
+    return;
+  requireElementwiseFloat(input);
+  cpu::requireDtype(output, input);
+}
+
+/// Calls body(TIn{}, TOut{}) for dtypes requireReduceDtypes accepted.
+template <typename Fn> void dispatchReduce(int32_t in, int32_t out, Fn &&body) {
+  switch (in) {
+  case FLUID_F32:
+    return body(float{}, float{});
+  case FLUID_F64:
+    return body(double{}, double{});
+  case FLUID_F16:
+    return out == FLUID_F32 ? body(__half{}, float{})
+                            : body(__half{}, __half{});
+  default:
+    return out == FLUID_F32 ? body(__nv_bfloat16{}, float{})
+                            : body(__nv_bfloat16{}, __nv_bfloat16{});
   }
 }
 
@@ -356,25 +406,29 @@ void launchReduction(fluid_cuda_context *context, cudaStream_t stream,
   const ReducePlan plan = planReduce(input.shape, reduced);
   if (plan.outputs == 0)
     return;
-  cpu::dispatchFloat(input.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    const T *in = input.data<T>();
-    T *out = output.data<T>();
+  dispatchReduce(input.dtype(), output.dtype(), [&](auto inZero, auto outZero) {
+    using TIn = decltype(inZero);
+    using TOut = decltype(outZero);
+    const TIn *in = input.data<TIn>();
+    TOut *out = output.data<TOut>();
     if (plan.count == 0) {
       // An empty sum is 0, its mean 0/0 = NaN (as in PyTorch).
-      const T value = mean ? std::numeric_limits<T>::quiet_NaN() : T(0);
+      const double value =
+          mean ? std::numeric_limits<double>::quiet_NaN() : 0.0;
       fillKernel<<<gridSizeFor(plan.outputs), kBlockSize, 0, stream>>>(
           out, plan.outputs, value);
       checkLaunch();
-    } else if (plan.reducedSizes.empty()) {
+    } else if (plan.reducedSizes.empty() && std::is_same_v<TIn, TOut>) {
       // Nothing to add up (every reduced dimension has size 1).
-      if (in != out)
-        FLUID_CUDA_CHECK(cudaMemcpyAsync(out, in, sizeof(T) * plan.outputs,
+      if (static_cast<const void *>(in) != static_cast<const void *>(out))
+        FLUID_CUDA_CHECK(cudaMemcpyAsync(out, in, sizeof(TOut) * plan.outputs,
                                          cudaMemcpyDeviceToDevice, stream));
     } else if (fitsNarrowIndex(input.numel)) {
-      launchReducePlan<T, uint32_t>(context, stream, in, out, plan, mean);
+      launchReducePlan<TIn, TOut, uint32_t>(context, stream, in, out, plan,
+                                            mean);
     } else {
-      launchReducePlan<T, uint64_t>(context, stream, in, out, plan, mean);
+      launchReducePlan<TIn, TOut, uint64_t>(context, stream, in, out, plan,
+                                            mean);
     }
   });
 }
@@ -420,8 +474,7 @@ fluid_status reduceEntry(const char *entryPoint, fluid_cuda_context *context,
     CheckedTensor input = checkTensor(context, inputDesc, "input");
     CheckedTensor output = checkTensor(context, outputDesc, "output");
     cpu::requireParams(params);
-    requireFloatDtype(input);
-    cpu::requireDtype(output, input);
+    requireReduceDtypes(input, output);
     std::vector<bool> reduced = reducedAxes(input, output, *params);
     launchReduction(context, stream, input, output, reduced, mean);
   });
@@ -451,8 +504,7 @@ extern "C" fluid_status fluid_cuda_sum_to(fluid_cuda_context *context,
     cudaStream_t stream = streamFor(context);
     CheckedTensor input = checkTensor(context, inputDesc, "input");
     CheckedTensor output = checkTensor(context, outputDesc, "output");
-    requireFloatDtype(input);
-    cpu::requireDtype(output, input);
+    requireReduceDtypes(input, output);
     // output's shape must broadcast to input's.
     const std::string shapes = output.name + " shape " +
                                cpu::formatShape(output.shape) +
@@ -482,8 +534,7 @@ fluid_cuda_global_avg_pool(fluid_cuda_context *context,
     cudaStream_t stream = streamFor(context);
     CheckedTensor input = checkTensor(context, inputDesc, "input");
     CheckedTensor output = checkTensor(context, outputDesc, "output");
-    requireFloatDtype(input);
-    cpu::requireDtype(output, input);
+    requireReduceDtypes(input, output);
     cpu::requireRank(input, 4);
     cpu::requireShape(output, {input.dim(0), input.dim(1), 1, 1});
     launchReduction(context, stream, input, output, {false, false, true, true},

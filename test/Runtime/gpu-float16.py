@@ -30,6 +30,14 @@ they must be within one unit in the last place of the 16-bit type. Shapes:
 one of 16-byte vectors, a per-channel operand, a scalar, and an odd count
 (a scalar tail).
 
+Reductions (mean, reduce_sum, sum_to) of 16-bit inputs, to the input's
+type or to f32 (a widening sum): both backends sum the widened values in
+double, in different orders, and round once (16-bit outputs through f32),
+so an f32 result must be within 1e-6 of the largest |value| of the cpu's
+and a 16-bit one within one unit in the last place; the vector column
+path (a channels-last mean over H and W), the scalar columns and rows.
+An output dtype other than the input's or f32 is the cpu's error.
+
 Operands of mixed 16-bit and f32 dtypes are errors.
 
   usage: gpu-float16.py path/to/libfluid_runtime.so
@@ -422,6 +430,97 @@ ELEMENTWISE_SHAPES = [
 ]
 
 
+class ReduceParams(ctypes.Structure):
+    _fields_ = [("axes", ctypes.c_int64 * fluidrt.FLUID_MAX_RANK),
+                ("num_axes", ctypes.c_int32), ("keep_dims", ctypes.c_int32)]
+
+
+# (name, op, input shape, the reduced axes or sum_to's output shape)
+REDUCTIONS = [
+    ("[N,H,W,C] over H, W (vector columns)", "mean", [4, 7, 7, 64], [1, 2]),
+    ("over the batch, 7 columns (scalar columns)", "reduce_sum", [30, 7],
+     [0]),
+    ("rows", "mean", [6, 300], [1]),
+    ("to [N,1,1,C]", "sum_to", [4, 7, 7, 64], [4, 1, 1, 64]),
+]
+
+
+def set_reduce_signatures(lib):
+    for backend, context in (("cpu", []), ("cuda", [ctypes.c_void_p])):
+        for op in ("mean", "reduce_sum"):
+            f = getattr(lib, f"fluid_{backend}_{op}")
+            f.argtypes = context + [TENSOR, TENSOR,
+                                    ctypes.POINTER(ReduceParams)]
+            f.restype = ctypes.c_int32
+        f = getattr(lib, f"fluid_{backend}_sum_to")
+        f.argtypes = context + [TENSOR, TENSOR]
+        f.restype = ctypes.c_int32
+
+
+def reduce_call(op, shape, arg):
+    """The output shape and the extra arguments of a reduction."""
+    if op == "sum_to":
+        return list(arg), []
+    axes = list(arg) + [0] * (fluidrt.FLUID_MAX_RANK - len(arg))
+    params = ReduceParams((ctypes.c_int64 * fluidrt.FLUID_MAX_RANK)(*axes),
+                          len(arg), 0)
+    return [d for i, d in enumerate(shape) if i not in arg], \
+        [ctypes.byref(params)]
+
+
+def reduce_case(suite, ctx, code, op, shape, arg, out_code):
+    """fluid_cuda_<op> against fluid_cpu_<op> on a 16-bit input of
+    `shape`, the output of `out_code` (the input's, or F32)."""
+    lib = suite.lib
+
+    def body():
+        x = to_half(lib, suite.randn(*shape) * 3 + 0.5, code)
+        out_shape, extra = reduce_call(op, shape, arg)
+        out_dtype = np.float32 if out_code == F32 else np.uint16
+        want = np.zeros(out_shape, out_dtype)
+        fluidrt.check(lib, getattr(lib, "fluid_cpu_" + op)(
+            desc(x.bits, code), desc(want, out_code), *extra))
+        dx = upload(ctx, x)
+        out = ctx.upload(np.zeros(out_shape, out_dtype),
+                         None if out_code == F32 else out_code)
+        ctx(op, dx, out, *extra)
+        got = out.download()
+        for t in (dx, out):
+            t.free()
+        if out_code == F32:
+            worst = float(np.abs(got.astype(np.float64) - want).max() /
+                          np.abs(want).max())
+            if worst > 1e-6:
+                raise AssertionError(f"{worst:.3g} of the largest |value| "
+                                     "from the cpu's (at most 1e-6)")
+            return f"{worst:.3g} of the largest |value|"
+        return "ulps: %.2f" % expect_within_ulp(
+            Half(got, code), Half(want, code), code, op)
+    return body
+
+
+def reduce_dtype_error_case(suite, ctx):
+    """A bf16 mean into f64: the cpu's error on both backends."""
+    lib = suite.lib
+
+    def body():
+        x = to_half(lib, suite.randn(2, 3, 4), BF16)
+        out_shape, extra = reduce_call("mean", [2, 3, 4], [1])
+        want = np.zeros(out_shape, np.float64)
+        cpu_status = lib.fluid_cpu_mean(desc(x.bits, BF16), desc(want, F64),
+                                        *extra)
+        dx = upload(ctx, x)
+        out = ctx.upload(np.zeros(out_shape, np.float64))
+        status, message = ctx.status("mean", dx, out, *extra)
+        for t in (dx, out):
+            t.free()
+        if cpu_status == fluidcuda.OK or status != cpu_status:
+            raise AssertionError(f"cuda status {status} ({message!r}), cpu "
+                                 f"{cpu_status}: expected the same error")
+        return message
+    return body
+
+
 def mixed_dtype_case(suite, ctx):
     def body():
         x = to_half(suite.lib, suite.randn(1, 2, 5, 5), BF16)
@@ -441,6 +540,7 @@ def mixed_dtype_case(suite, ctx):
 def main():
     suite = fluidcuda.Suite(sys.argv)
     set_signatures(suite.lib)
+    set_reduce_signatures(suite.lib)
     with fluidcuda.Context(suite.lib) as ctx:
         for source in (F32, F64, F16, BF16):
             for target in (F16, BF16, F32, F64):
@@ -471,6 +571,13 @@ def main():
                         continue
                     suite.case(f"{op} {NAMES[code]} {name}", elementwise_case(
                         suite, ctx, code, op, shapes(tensors - 1)))
+            for name, op, shape, arg in REDUCTIONS:
+                for out_code in (code, F32):
+                    suite.case(f"{op} {NAMES[code]} -> {NAMES[out_code]} "
+                               f"{name}", reduce_case(suite, ctx, code, op,
+                                                      shape, arg, out_code))
+        suite.case("mean bf16 -> f64 is an error",
+                   reduce_dtype_error_case(suite, ctx))
         suite.case("conv2d bf16 input with f32 filter",
                    mixed_dtype_case(suite, ctx))
     suite.finish()
