@@ -355,7 +355,14 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
                          broadcast.getInput().getType()));
         return success();
       })
-      .Case([&](SumToOp sum) {
+      .Case([&](SumToOp sum) -> LogicalResult {
+        if (sum.getInput().getType().getElementType() !=
+            sum.getType().getElementType())
+          return sum.emitOpError()
+                 << "has no gradient rule as a widening sum (a 16-bit input "
+                    "summed into "
+                    "f32): --fluid-widening-reductions makes those after "
+                    "differentiation";
         accumulate(sum.getInput(),
                    BroadcastToOp::create(builder, loc, sum.getInput().getType(),
                                          gradOf(sum.getOutput())));
@@ -519,9 +526,16 @@ LogicalResult BackwardBuilder::differentiate(Operation *op) {
                        loss.getLabels(), loss.getReductionAttr()));
         return success();
       })
-      .Case<MeanOp, ReduceSumOp>([&](Operation *reduce) {
+      .Case<MeanOp, ReduceSumOp>([&](Operation *reduce) -> LogicalResult {
         Value input = reduce->getOperand(0);
         RankedTensorType inputType = tensorType(input);
+        if (inputType.getElementType() !=
+            tensorType(reduce->getResult(0)).getElementType())
+          return reduce->emitOpError()
+                 << "has no gradient rule as a widening sum (a 16-bit input "
+                    "summed into "
+                    "f32): --fluid-widening-reductions makes those after "
+                    "differentiation";
         auto axes = reduce->getAttrOfType<DenseI64ArrayAttr>("axes");
         std::optional<ArrayRef<int64_t>> axisList;
         if (axes)

@@ -19,6 +19,29 @@ func.func @no_rule() -> tensor<f32> {
 
 // -----
 
+// Widening sums (a 16-bit input summed into f32) are made after
+// differentiation; they have no gradient rule.
+fluid.param @h : tensor<4xbf16> init ones
+func.func @widening_mean() -> tensor<f32> {
+  %h = fluid.get_param @h : tensor<4xbf16>
+  // expected-error @+1 {{'fluid.mean' op has no gradient rule as a widening sum (a 16-bit input summed into f32): --fluid-widening-reductions makes those after differentiation}}
+  %l = fluid.mean %h : tensor<4xbf16> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+fluid.param @s : tensor<2x4xbf16> init ones
+func.func @widening_sum_to() -> tensor<f32> {
+  %s = fluid.get_param @s : tensor<2x4xbf16>
+  // expected-error @+1 {{'fluid.sum_to' op has no gradient rule as a widening sum (a 16-bit input summed into f32): --fluid-widening-reductions makes those after differentiation}}
+  %t = fluid.sum_to %s : tensor<2x4xbf16> -> tensor<4xf32>
+  %l = fluid.mean %t : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // batch_norm_apply is what the backward pass recomputes; it is never
 // differentiated.
 fluid.param @gamma : tensor<4xf32> init ones

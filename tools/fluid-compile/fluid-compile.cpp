@@ -137,6 +137,12 @@ static cl::opt<bool> noNarrowGradients(
     cl::desc("With --precision bf16|fp16: skip --fluid-narrow-gradients "
              "(activation gradients read twice stay f32 instead of 16-bit)"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noWideningReductions(
+    "no-widening-reductions",
+    cl::desc("With --precision bf16|fp16: skip --fluid-widening-reductions "
+             "(means and sums of 16-bit activations read an f32 copy of "
+             "them instead of the 16-bit values)"),
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<bool> noPoolIndices(
     "no-pool-indices",
     cl::desc("Skip --fluid-pool-indices: max pooling's gradient finds each "
@@ -515,6 +521,8 @@ int main(int argc, char **argv) {
     }
     if (!noPermuteStorage)
       pm.addPass(createFluidPermuteStorage());
+    if (sixteenBits && !noWideningReductions)
+      pm.addPass(createFluidWideningReductions());
     if (!noFuseElementwise)
       pm.addPass(createFluidFuseElementwise());
     if (dataParallel) {

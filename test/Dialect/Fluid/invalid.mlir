@@ -701,6 +701,34 @@ func.func @f(%x: tensor<4x10xf32>, %l: tensor<4xi64>) -> tensor<f32> {
 
 // -----
 
+// A sum widens only a 16-bit input, only to f32.
+func.func @f(%x: tensor<2x3xbf16>) -> tensor<2xf64> {
+  // expected-error @+2 {{inferred type(s) 'tensor<2xbf16>' are incompatible with return type(s) of operation 'tensor<2xf64>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = fluid.mean %x {axes = array<i64: 1>} : tensor<2x3xbf16> -> tensor<2xf64>
+  return %0 : tensor<2xf64>
+}
+
+// -----
+
+func.func @f(%x: tensor<2x3xf32>) -> tensor<2xf64> {
+  // expected-error @+2 {{inferred type(s) 'tensor<2xf32>' are incompatible with return type(s) of operation 'tensor<2xf64>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = fluid.reduce_sum %x {axes = array<i64: 1>} : tensor<2x3xf32> -> tensor<2xf64>
+  return %0 : tensor<2xf64>
+}
+
+// -----
+
+func.func @f(%x: tensor<2x3xbf16>) -> tensor<3xf32> {
+  // expected-error @+2 {{inferred type(s) 'tensor<2xbf16>' are incompatible with return type(s) of operation 'tensor<3xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = fluid.mean %x {axes = array<i64: 1>} : tensor<2x3xbf16> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
 func.func @f(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4xf32> {
   // expected-error @+2 {{'axes' 4 is out of range for rank 4}}
   // expected-error @+1 {{failed to infer returned types}}

@@ -217,6 +217,18 @@ func.func @reductions(%x: tensor<2x3x4x5xf32>) -> (tensor<f32>, tensor<2x3x1x1xf
   return %0, %1, %2 : tensor<f32>, tensor<2x3x1x1xf32>, tensor<3xf32>
 }
 
+// Widening sums: a 16-bit input, an f32 result.
+// CHECK-LABEL: func.func @widening_reductions
+func.func @widening_reductions(%x: tensor<2x3x4x5xbf16>, %h: tensor<2x3x4x5xf16>) -> (tensor<2x5xf32>, tensor<f32>, tensor<3x1x1xf32>) {
+  // CHECK: fluid.mean %{{.*}} {axes = array<i64: 1, 2>} : tensor<2x3x4x5xbf16> -> tensor<2x5xf32>
+  %0 = fluid.mean %x {axes = array<i64: 1, 2>} : tensor<2x3x4x5xbf16> -> tensor<2x5xf32>
+  // CHECK: fluid.reduce_sum %{{.*}} : tensor<2x3x4x5xf16> -> tensor<f32>
+  %1 = fluid.reduce_sum %h : tensor<2x3x4x5xf16> -> tensor<f32>
+  // CHECK: fluid.sum_to %{{.*}} : tensor<2x3x4x5xbf16> -> tensor<3x1x1xf32>
+  %2 = fluid.sum_to %x : tensor<2x3x4x5xbf16> -> tensor<3x1x1xf32>
+  return %0, %1, %2 : tensor<2x5xf32>, tensor<f32>, tensor<3x1x1xf32>
+}
+
 // CHECK-LABEL: func.func @init_attribute
 // CHECK-SAME: test.init = #fluid.init<normal(std = 2.000000e-02)>
 func.func @init_attribute() attributes {test.init = #fluid.init<normal(std = 0.02)>} {

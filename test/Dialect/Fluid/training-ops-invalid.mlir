@@ -101,6 +101,14 @@ func.func @f(%x: tensor<4x3xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<4x3xbf16>) {
+  // expected-error @+1 {{cannot change the element type (but for a 16-bit input's sum in f32)}}
+  %0 = fluid.sum_to %x : tensor<4x3xbf16> -> tensor<3xf16>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<4x6xf32>) {
   // expected-error @+1 {{elements [4, 4 + 3) are outside the input's 6 along axis 1}}
   %0 = fluid.slice %x {axis = 1 : i64, offset = 4 : i64} : tensor<4x6xf32> -> tensor<4x3xf32>

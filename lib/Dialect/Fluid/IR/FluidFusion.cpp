@@ -53,8 +53,11 @@ bool mlir::fluid::isFusibleElementwise(Operation *op) {
 }
 
 std::optional<int64_t> mlir::fluid::fusedSumChannelAxis(Operation *op) {
+  // (A widening sum of 16-bit values runs as a runtime reduction.)
   auto sum = dyn_cast<ReduceSumOp>(op);
-  if (!sum || !isGeneratedFloat(sum.getInput().getType()))
+  if (!sum || !isGeneratedFloat(sum.getInput().getType()) ||
+      sum.getInput().getType().getElementType() !=
+          sum.getType().getElementType())
     return std::nullopt;
   int64_t rank = sum.getInput().getType().getRank();
   std::optional<ArrayRef<int64_t>> given = sum.getAxes();

@@ -100,8 +100,9 @@ LogicalResult BroadcastToOp::verify() {
 
 LogicalResult SumToOp::verify() {
   RankedTensorType input = getInput().getType(), output = getType();
-  if (input.getElementType() != output.getElementType())
-    return emitOpError() << "cannot change the element type";
+  if (!isReductionElementType(input.getElementType(), output.getElementType()))
+    return emitOpError() << "cannot change the element type (but for a "
+                            "16-bit input's sum in f32)";
   if (!broadcastsTo(output.getShape(), input.getShape()))
     return emitOpError() << "the result " << output
                          << " must broadcast to the input " << input;

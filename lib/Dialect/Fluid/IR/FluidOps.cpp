@@ -885,6 +885,20 @@ static LogicalResult inferReduce(StringRef opName, std::optional<Location> loc,
   return success();
 }
 
+bool mlir::fluid::isReductionElementType(Type input, Type result) {
+  return input == result ||
+         ((input.isF16() || input.isBF16()) && result.isF32());
+}
+
+bool mlir::fluid::isReductionResultType(TypeRange inferred, TypeRange actual) {
+  if (inferred.size() != 1 || actual.size() != 1)
+    return false;
+  auto want = dyn_cast<RankedTensorType>(inferred[0]);
+  auto got = dyn_cast<RankedTensorType>(actual[0]);
+  return want && got && want.getShape() == got.getShape() &&
+         isReductionElementType(want.getElementType(), got.getElementType());
+}
+
 LogicalResult MeanOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,

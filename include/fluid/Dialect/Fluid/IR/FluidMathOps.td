@@ -96,6 +96,8 @@ def Fluid_SumToOp : Fluid_Op<"sum_to", [Pure]> {
     The reverse of `fluid.broadcast_to`: sums over every dimension that
     broadcasting the result's shape to the input's would expand. It is the
     gradient of a broadcasting binary op with respect to its smaller operand.
+    The result has the input's element type, or is f32 for an f16 or bf16
+    input (a widening sum, as `fluid.reduce_sum`'s).
 
     ```mlir
     %db = fluid.sum_to %dy : tensor<8x64x7x7xf32> -> tensor<64x1x1xf32>

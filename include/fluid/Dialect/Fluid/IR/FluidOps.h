@@ -74,6 +74,12 @@ bool isFusibleElementwise(Operation *op);
 /// axis but 1, or of rank 4 over every axis but the last (channels-last),
 /// with or without keep_dims.
 bool isFusibleReduction(Operation *op);
+/// Whether a sum of `input` elements may give `result` elements: the same
+/// type, or f32 for f16 or bf16 (a widening sum).
+bool isReductionElementType(Type input, Type result);
+/// Whether `actual` is a reduction's `inferred` result type, or its
+/// widening (isReductionElementType).
+bool isReductionResultType(TypeRange inferred, TypeRange actual);
 /// The axis a fusible sum keeps (1, or 3 for a channels-last sum of rank
 /// 4); none for any other op.
 std::optional<int64_t> fusedSumChannelAxis(Operation *op);

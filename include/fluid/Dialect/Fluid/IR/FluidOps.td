@@ -577,7 +577,10 @@ class Fluid_ReduceOp<string mnemonic, string what> : Fluid_InferOp<mnemonic> {
   let summary = what # " over `axes` (all axes when omitted)";
   let description = [{
     Axes may be negative (counting from the end) and must be distinct.
-    Reduced dimensions are removed, or kept as 1 with `keep_dims`.
+    Reduced dimensions are removed, or kept as 1 with `keep_dims`. The
+    result has the input's element type, or is f32 for an f16 or bf16
+    input: a widening sum, which reads the 16-bit values themselves
+    (`--fluid-widening-reductions` makes them; they have no gradient rule).
 
     ```mlir
     %m = fluid.}] # mnemonic # [{ %x {axes = array<i64: 2, 3>, keep_dims} : tensor<8x64x7x7xf32> -> tensor<8x64x1x1xf32>
@@ -589,6 +592,13 @@ class Fluid_ReduceOp<string mnemonic, string what> : Fluid_InferOp<mnemonic> {
     UnitAttr:$keep_dims);
   let results = (outs Fluid_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let extraClassDeclaration = [{
+    /// The inferred type, or the same shape in f32 for a 16-bit input.
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual) {
+      return ::mlir::fluid::isReductionResultType(inferred, actual);
+    }
+  }];
 }
 
 def Fluid_MeanOp : Fluid_ReduceOp<"mean", "Arithmetic mean">;

@@ -1,0 +1,97 @@
+# The differential test of --fluid-widening-reductions on the cpu backend.
+# SE-ResNeXt-50 (batch 4, 64x64, 10 classes: its squeezes are means of
+# activations, their gradients sums of them) builds a bf16 training step
+# (--fluid-mixed-precision, momentum SGD, --fluid-narrow-gradients), in
+# NCHW and in channels-last (--fluid-layout=layout=nhwc, where the squeeze
+# is a fluid.mean), and runs one step from the same parameters and data
+# (fluid-run --seed 1) with and without the pass.
+#
+# Oracle: the step without the pass. Widening a 16-bit value to f32 is
+# exact and both reductions sum the same f32 values in double in the same
+# order, so the loss and every tensor after the step must be bitwise equal.
+# Checked as well: the pass changed something (reductions that read bf16
+# values, fewer casts), and `fluid-compile --precision bf16` runs it unless
+# `--no-widening-reductions` (fewer cast launches in the buffers it emits).
+#
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %python %s %t
+
+import os
+import re
+import subprocess
+import sys
+
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import safetensors_io  # noqa: E402
+
+work = sys.argv[1]
+TRAINING = "--fluid-build-training=optimizer=momentum lr=0.05 momentum=0.9"
+problems = []
+
+
+def run(*args):
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit("%s failed (%d):\n%s" % (" ".join(args), done.returncode,
+                                          done.stderr))
+    return done.stdout + done.stderr
+
+
+model = os.path.join(work, "se.mlir")
+run("fluid-models", "se_resnext50_32x4d", "--batch", "4", "--image-size",
+    "64", "--classes", "10", "-o", model)
+init = os.path.join(work, "init.safetensors")
+run("fluid-run", model, "--seed", "1", "--save-params", init)
+for layout in ("nchw", "nhwc"):
+    base = os.path.join(work, layout)
+    passes = ["--fluid-mixed-precision=precision=bf16", TRAINING,
+              "--fluid-narrow-gradients"]
+    if layout == "nhwc":
+        passes.append("--fluid-layout=layout=nhwc")
+    run("fluid-opt", model, *passes, "-o", base + "-off.mlir")
+    run("fluid-opt", base + "-off.mlir", "--fluid-widening-reductions",
+        "-o", base + "-on.mlir")
+    ir = {}
+    for variant in ("on", "off"):
+        with open(f"{base}-{variant}.mlir") as f:
+            ir[variant] = f.read()
+    widened = len(re.findall(
+        r"fluid\.(?:mean|reduce_sum|sum_to) %[\w.]+(?: \{[^}]*\})? : "
+        r"tensor<[^>]*xbf16> -> tensor<[^>]*xf32>", ir["on"]))
+    casts = {v: ir[v].count("fluid.cast") for v in ir}
+    if widened == 0 or casts["on"] >= casts["off"]:
+        problems.append(f"{layout}: {widened} widening reductions, casts "
+                        f"{casts}: the pass changed nothing")
+    out, after = {}, {}
+    for variant in ("on", "off"):
+        saved = f"{base}-{variant}.safetensors"
+        out[variant] = run("fluid-run", f"{base}-{variant}.mlir", "--seed",
+                           "1", "--params", init, "--save-params", saved)
+        after[variant] = safetensors_io.load(saved)
+    if out["on"] != out["off"]:
+        problems.append(f"{layout}: outputs differ:\n{out['on']}\n"
+                        f"{out['off']}")
+    for name, value in after["off"].items():
+        got = after["on"].get(name)
+        if got is None or got.dtype != value.dtype or \
+                got.tobytes() != value.tobytes():
+            problems.append(f"{layout}: {name} differs after the step")
+    print(f"{layout}: {widened} reductions read bf16 values, casts "
+          f"{casts['off']} -> {casts['on']}; {len(after['off'])} tensors "
+          "after one step compared bitwise")
+
+# fluid-compile runs the pass for bf16 unless --no-widening-reductions.
+counts = {}
+for flags in ((), ("--no-widening-reductions",)):
+    ir = run("fluid-compile", model, "--backend", "cpu", "--quiet",
+             "--precision", "bf16", "--emit=buffers", "-o", "-", *flags)
+    counts[flags] = ir.count('launch "cast"')
+if not counts[()] < counts[("--no-widening-reductions",)]:
+    problems.append(f"fluid-compile: cast launches with the pass and "
+                    f"without: {counts}")
+print(f"fluid-compile: cast launches {counts}")
+
+for p in problems:
+    print("FAIL:", p)
+sys.exit(1 if problems else 0)
