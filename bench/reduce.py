@@ -46,21 +46,16 @@ SHAPES = [(128, 56, 56, 256), (128, 28, 28, 512), (128, 14, 14, 1024),
           (128, 7, 7, 2048)]
 
 
-class ReduceParams(ctypes.Structure):
-    _fields_ = [("axes", I64 * fluidrt.FLUID_MAX_RANK), ("num_axes", I32),
-                ("keep_dims", I32)]
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit(f"usage: {sys.argv[0]} path/to/libfluid_runtime.so")
     lib = fluidcuda.load(sys.argv[1])
     lib.fluid_cuda_mean.restype = I32
     lib.fluid_cuda_mean.argtypes = [VOID_P, TENSOR, TENSOR,
-                                    ctypes.POINTER(ReduceParams)]
+                                    ctypes.POINTER(fluidcuda.ReduceParams)]
     lib.fluid_cuda_sum_to.restype = I32
     lib.fluid_cuda_sum_to.argtypes = [VOID_P, TENSOR, TENSOR]
-    over_hw = ReduceParams((I64 * fluidrt.FLUID_MAX_RANK)(1, 2), 2, 0)
+    over_hw = fluidcuda.ReduceParams([1, 2], 2, 0)
     rng = np.random.default_rng(0)
     rows, checks = [], []
     with fluidcuda.Context(lib) as ctx:

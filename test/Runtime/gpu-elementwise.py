@@ -56,9 +56,7 @@ class AvgPool2dParams(Params):
                 ("count_include_pad", I32)]
 
 
-class ReduceParams(Params):
-    _fields_ = [("axes", I64 * fluidrt.FLUID_MAX_RANK), ("num_axes", I32),
-                ("keep_dims", I32)]
+ReduceParams = fluidcuda.ReduceParams
 
 
 class TransposeParams(Params):

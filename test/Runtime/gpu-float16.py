@@ -430,11 +430,6 @@ ELEMENTWISE_SHAPES = [
 ]
 
 
-class ReduceParams(ctypes.Structure):
-    _fields_ = [("axes", ctypes.c_int64 * fluidrt.FLUID_MAX_RANK),
-                ("num_axes", ctypes.c_int32), ("keep_dims", ctypes.c_int32)]
-
-
 # (name, op, input shape, the reduced axes or sum_to's output shape)
 REDUCTIONS = [
     ("[N,H,W,C] over H, W (vector columns)", "mean", [4, 7, 7, 64], [1, 2]),
@@ -450,7 +445,7 @@ def set_reduce_signatures(lib):
         for op in ("mean", "reduce_sum"):
             f = getattr(lib, f"fluid_{backend}_{op}")
             f.argtypes = context + [TENSOR, TENSOR,
-                                    ctypes.POINTER(ReduceParams)]
+                                    ctypes.POINTER(fluidcuda.ReduceParams)]
             f.restype = ctypes.c_int32
         f = getattr(lib, f"fluid_{backend}_sum_to")
         f.argtypes = context + [TENSOR, TENSOR]
@@ -462,8 +457,7 @@ def reduce_call(op, shape, arg):
     if op == "sum_to":
         return list(arg), []
     axes = list(arg) + [0] * (fluidrt.FLUID_MAX_RANK - len(arg))
-    params = ReduceParams((ctypes.c_int64 * fluidrt.FLUID_MAX_RANK)(*axes),
-                          len(arg), 0)
+    params = fluidcuda.ReduceParams(axes, len(arg), 0)
     return [d for i, d in enumerate(shape) if i not in arg], \
         [ctypes.byref(params)]
 

@@ -53,6 +53,12 @@ class MatmulParams(Params):
     _fields_ = [("transpose_lhs", I32), ("transpose_rhs", I32)]
 
 
+class ReduceParams(Params):
+    """fluid_reduce_params: `axes` padded with zeros to FLUID_MAX_RANK."""
+    _fields_ = [("axes", I64 * fluidrt.FLUID_MAX_RANK), ("num_axes", I32),
+                ("keep_dims", I32)]
+
+
 class Options(ctypes.Structure):
     _fields_ = [("device", I32), ("allow_tf32", I32),
                 ("algorithm_cache_path", ctypes.c_char_p)]
