@@ -57,17 +57,12 @@ DTYPES = {"FLUID_F32": np.float32, "FLUID_F64": np.float64,
           "FLUID_F16": np.float16, "FLUID_BF16": np.uint16}
 
 
-def parse(path):
+def read_step(path):
+    """The program's text, the body of its training step (f0Run), and its
+    tensors: {name: (NumPy dtype, shape)}."""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         text = f.read()
-    # The PTX: one quoted C literal per line.
-    m = re.search(r"const char kGpuKernels\[\] =\n(.*?)\n    ;\n", text, re.S)
-    if not m:
-        raise SystemExit(path + ": no kGpuKernels (not a cuda program with "
-                         "fused regions)")
-    ptx = "".join(ast.literal_eval(line.strip().replace("\\?", "?"))
-                  for line in m.group(1).splitlines())
     run = text[text.index("fluid_status f0Run("):]
     run = run[: run.index("\n}\n")]
     specs = re.search(r"const TensorSpec f0Tensors\[\] = \{\n(.*?)\n\};",
@@ -79,6 +74,18 @@ def parse(path):
         if s:
             dims = tuple(int(d) for d in s.group(2).split(",") if d.strip())
             shapes[s.group(3)] = (DTYPES.get(s.group(1), np.float32), dims)
+    return text, run, shapes
+
+
+def parse(path):
+    text, run, shapes = read_step(path)
+    # The PTX: one quoted C literal per line.
+    m = re.search(r"const char kGpuKernels\[\] =\n(.*?)\n    ;\n", text, re.S)
+    if not m:
+        raise SystemExit(path + ": no kGpuKernels (not a cuda program with "
+                         "fused regions)")
+    ptx = "".join(ast.literal_eval(line.strip().replace("\\?", "?"))
+                  for line in m.group(1).splitlines())
     args = dict(re.findall(r"const fluid_tensor \*const (fusedArgs\d+)\[\] = "
                            r"\{([^}]*)\};", run))
     launches = []
@@ -118,23 +125,13 @@ def parse(path):
 def print_casts(path):
     """The step's casts by direction and size, and the first reader of
     each activation-sized widening cast's result."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        text = f.read()
-    run = text[text.index("fluid_status f0Run("):]
-    lines = run[: run.index("\n}\n")].splitlines()
-    specs = re.search(r"const TensorSpec f0Tensors\[\] = \{\n(.*?)\n\};",
-                      text, re.S).group(1)
-    tensors = {}
-    for line in specs.splitlines():
-        s = re.match(r"\s*\{'\w', \d+, \d+, FLUID_(\w+), \d+, "
-                     r"\{([0-9, ]*)\}\},\s*// (\w+)", line)
-        if s:
-            count = int(np.prod([int(d) for d in s.group(2).split(",")
-                                 if d.strip()]))
-            size = np.dtype(DTYPES.get("FLUID_" + s.group(1),
-                                       np.float32)).itemsize
-            tensors[s.group(3)] = (s.group(1), count, size)
+    _, run, shapes = read_step(path)
+    lines = run.splitlines()
+    names = {code: name[len("FLUID_"):].lower()
+             for name, code in DTYPES.items()}
+    tensors = {n: (names[np.dtype(dtype).type], int(np.prod(dims)),
+                   np.dtype(dtype).itemsize)
+               for n, (dtype, dims) in shapes.items()}
     groups, readers = {}, {}
     for i, line in enumerate(lines):
         c = re.search(r"fluid_cuda_cast\(context, &(\w+), &(\w+)\)", line)
@@ -165,7 +162,7 @@ def print_casts(path):
     for (src, dst, big), (n, moved) in sorted(groups.items(),
                                                key=lambda g: -g[1][1]):
         print("| %s | %s | %s | %d | %.3f |"
-              % (src.lower(), dst.lower(),
+              % (src, dst,
                  "over 1M elements" if big else "smaller", n, moved / 1e9))
     if readers:
         print("\nFirst reader of each activation-sized widening cast: "

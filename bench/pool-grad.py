@@ -45,7 +45,6 @@ import ctypes
 import importlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 
@@ -119,6 +118,29 @@ def copy_bandwidth(ctx, cuda, timer):
     for pointer in (source, destination):
         ctx.lib.fluid_cuda_free(ctx.handle, pointer)
     return 2 * size, result
+
+
+def start_timing(ctx):
+    """The context's Timer and the copy bandwidth (bytes per second), with
+    the copy's row for print_rows."""
+    cuda = group.Cuda(group.load_cudart(), ctx.stream())
+    timer = Timer(ctx, cuda)
+    copy_bytes, copy_time = copy_bandwidth(ctx, cuda, timer)
+    copy_rate = copy_bytes / (copy_time[0] * 1e-3)
+    return timer, copy_rate, ("device-to-device copy of 1 GiB", copy_bytes,
+                              copy_time)
+
+
+def print_rows(rows, copy_rate):
+    """A Markdown table of (name, bytes moved, (median, min, max) ms)."""
+    print("| measurement | bytes moved | time (ms) | GB/s | of copy "
+          "bandwidth |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for name, moved, (median, low, high) in rows:
+        rate = moved / (median * 1e-3)
+        print(f"| {name} | {moved / 1e6:,.1f} MB | {median:.4f} "
+              f"({low:.4f}-{high:.4f}) | {rate / 1e9:,.0f} | "
+              f"{rate / copy_rate:.1%} |")
 
 
 # The PyTorch side's timer (also bench/depthwise.py's): CUDA event times of
@@ -228,10 +250,7 @@ def main():
     host_g = rng.standard_normal(OUT_SHAPE, np.float32)
 
     with fluidcuda.Context(lib) as ctx:
-        cuda = group.Cuda(group.load_cudart(), ctx.stream())
-        timer = Timer(ctx, cuda)
-        copy_bytes, copy_time = copy_bandwidth(ctx, cuda, timer)
-        copy_rate = copy_bytes / (copy_time[0] * 1e-3)
+        timer, copy_rate, copy_row = start_timing(ctx)
         x = ctx.upload(host_x)
         g = ctx.upload(host_g)
         y = fluidcuda.DeviceTensor(ctx, OUT_SHAPE, np.float32)
@@ -316,7 +335,7 @@ def main():
         for t in (x, g, y, gx, picks, gx_picks, nx, ng, ny, ngx, npicks,
                   ngx_picks):
             t.free()
-    rows = [("device-to-device copy of 1 GiB", copy_bytes, copy_time),
+    rows = [copy_row,
             ("fluid max_pool2d", forward_bytes, forward_time),
             ("fluid max_pool2d_grad (whole call)", backward_bytes,
              backward_time),
@@ -354,14 +373,7 @@ def main():
     print(f"{group.device_name()}; max pooling 3x3 s2 p1 of f32 "
           f"{list(SHAPE)} -> {list(OUT_SHAPE)}; CUDA event times, median "
           f"(min-max) of {RUNS}; bytes: the least each call must move.\n")
-    print("| measurement | bytes moved | time (ms) | GB/s | of copy "
-          "bandwidth |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    for name, moved, (median, low, high) in rows:
-        rate = moved / (median * 1e-3)
-        print(f"| {name} | {moved / 1e6:,.1f} MB | {median:.4f} "
-              f"({low:.4f}-{high:.4f}) | {rate / 1e9:,.0f} | "
-              f"{rate / copy_rate:.1%} |")
+    print_rows(rows, copy_rate)
     if why_not:
         print(f"\n{why_not}")
     target = backward_bytes / (0.7 * copy_rate)

@@ -58,12 +58,8 @@ def main():
     rng = np.random.default_rng(0)
     rows, checks = [], []
     with fluidcuda.Context(lib) as ctx:
-        cuda = group.Cuda(group.load_cudart(), ctx.stream())
-        timer = pool.Timer(ctx, cuda)
-        copy_bytes, copy_time = pool.copy_bandwidth(ctx, cuda, timer)
-        copy_rate = copy_bytes / (copy_time[0] * 1e-3)
-        rows.append(("device-to-device copy of 1 GiB", copy_bytes,
-                     copy_time))
+        timer, copy_rate, copy_row = pool.start_timing(ctx)
+        rows.append(copy_row)
         for shape in SHAPES:
             n, c, h, w = shape
             nhwc_shape = (n, h, w, c)
@@ -98,14 +94,7 @@ def main():
 
     print(f"{group.device_name()}; fluid_cuda_transpose; CUDA event times, "
           f"median (min-max) of {pool.RUNS}; bytes: read plus written.\n")
-    print("| measurement | bytes moved | time (ms) | GB/s | of copy "
-          "bandwidth |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    for name, moved, (median, low, high) in rows:
-        rate = moved / (median * 1e-3)
-        print(f"| {name} | {moved / 1e6:,.1f} MB | {median:.4f} "
-              f"({low:.4f}-{high:.4f}) | {rate / 1e9:,.0f} | "
-              f"{rate / copy_rate:.1%} |")
+    pool.print_rows(rows, copy_rate)
     print("\nRound trip NCHW -> NHWC -> NCHW: " + ", ".join(
         f"{what} {'bitwise equal' if same else 'DIFFERS'}"
         for what, same in checks))

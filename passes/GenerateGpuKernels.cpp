@@ -113,10 +113,6 @@ std::string mlir::fluid::defaultCudaToolkitPath() {
 
 namespace {
 
-/// The most rows a channels-last sum's loop may take per step
-/// (column-unroll).
-constexpr int64_t kMaxColumnUnroll = 8;
-
 Type elementOf(Type type) { return cast<ShapedType>(type).getElementType(); }
 
 /// Builds the kernel of one region.
@@ -1109,10 +1105,10 @@ struct FluidGenerateGpuKernelsPass
                          << columnPartials << "'";
       return signalPassFailure();
     }
-    if (columnMinElements < kReductionThreads ||
-        columnMinElements > (int64_t(1) << 30)) {
-      module.emitError() << "column-min-elements must be " << kReductionThreads
-                         << " to 2^30, got "
+    if (columnMinElements < kColumnMinElementsLow ||
+        columnMinElements > kColumnMinElementsHigh) {
+      module.emitError() << "column-min-elements must be "
+                         << kColumnMinElementsLow << " to 2^30, got "
                          << static_cast<int64_t>(columnMinElements);
       return signalPassFailure();
     }

@@ -230,7 +230,8 @@ static cl::opt<int64_t> gpuColumnMinElements(
              "another count from 256 to 2^30; fewer, more blocks (not yet "
              "measured on a GPU) "
              "(--fluid-generate-gpu-kernels=column-min-elements=N)"),
-    cl::init(16384), cl::value_desc("N"), cl::cat(compileCategory));
+    cl::init(kColumnMinElements), cl::value_desc("N"),
+    cl::cat(compileCategory));
 static cl::opt<int64_t> workspaceLimit(
     "workspace-limit",
     cl::desc("cuDNN workspace limit in MiB, part of the memory plan; the "
@@ -490,11 +491,14 @@ int main(int argc, char **argv) {
   if (gpuColumnPartials != "atomic" && gpuColumnPartials != "vector")
     return fail("--gpu-column-partials must be atomic or vector, got '" +
                 gpuColumnPartials + "'");
-  if (gpuColumnMinElements < 256 || gpuColumnMinElements > (int64_t(1) << 30))
-    return fail("--gpu-column-min-elements must be 256 to 2^30, got " +
+  if (gpuColumnMinElements < kColumnMinElementsLow ||
+      gpuColumnMinElements > kColumnMinElementsHigh)
+    return fail("--gpu-column-min-elements must be " +
+                llvm::Twine(kColumnMinElementsLow) + " to 2^30, got " +
                 llvm::Twine(static_cast<int64_t>(gpuColumnMinElements)));
-  if (gpuColumnUnroll < 1 || gpuColumnUnroll > 8)
-    return fail("--gpu-column-unroll must be 1 to 8, got " +
+  if (gpuColumnUnroll < 1 || gpuColumnUnroll > kMaxColumnUnroll)
+    return fail("--gpu-column-unroll must be 1 to " +
+                llvm::Twine(kMaxColumnUnroll) + ", got " +
                 llvm::Twine(static_cast<int64_t>(gpuColumnUnroll)));
   if (bufferized && dataParallel)
     return fail(inputFilename +

@@ -66,8 +66,13 @@ bool isLaneContiguousAccess(FusionOp fusion, OpOperand &use);
 /// inputs before it writes that element's outputs).
 bool fusedOutputMayOverwrite(FusionOp fusion, unsigned output, unsigned input);
 
-/// The fewest elements a block of a channels-last sum adds, by default.
+/// The fewest elements a block of a channels-last sum adds, by default,
+/// and the range column-min-elements may set.
 constexpr int64_t kColumnMinElements = 16384;
+constexpr int64_t kColumnMinElementsLow = 256, kColumnMinElementsHigh = 1 << 30;
+/// The most rows a channels-last sum's loop may take per step
+/// (column-unroll).
+constexpr int64_t kMaxColumnUnroll = 8;
 
 /// The blocks per channel (per tile of channels, isChannelsLastSum) of a
 /// region with sums (its generated kernel runs fusedReductionBlocks blocks
