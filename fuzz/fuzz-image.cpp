@@ -63,17 +63,16 @@ void declaredSize(const uint8_t *data, size_t size, int64_t &width,
   }
   if (size < 3 || data[0] != 0xFF || data[1] != 0xD8)
     return;
-  static tjhandle handle = tjInitDecompress();
+  // A fresh handle, as the decoder uses (JpegDecoder.cpp).
+  tjhandle handle = tjInitDecompress();
   int w = 0, h = 0, subsampling = 0, colorspace = 0;
-  if (!handle ||
-      tjDecompressHeader3(handle, data, static_cast<unsigned long>(size), &w,
-                          &h, &subsampling, &colorspace) != 0) {
-    // A handle whose header failed may fail the next one (JpegDecoder.cpp).
-    if (handle)
-      tjDestroy(handle);
-    handle = tjInitDecompress();
+  bool read = handle && tjDecompressHeader3(
+                            handle, data, static_cast<unsigned long>(size), &w,
+                            &h, &subsampling, &colorspace) == 0;
+  if (handle)
+    tjDestroy(handle);
+  if (!read)
     return;
-  }
   width = w;
   height = h;
 }

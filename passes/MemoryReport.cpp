@@ -607,11 +607,12 @@ struct FluidMemoryReportPass
     }
     std::string tool = toolName();
     using Printer = void (*)(const Report &, raw_ostream &);
-    for (auto [extension, print] :
+    for (const auto &format :
          {std::pair<StringRef, Printer>{".json", printJson},
           {".csv", printCsv},
           {".svg", printSvg}}) {
-      if (failed(writeOutputFile(file + extension.str(), tool,
+      Printer print = format.second;
+      if (failed(writeOutputFile(file + format.first.str(), tool,
                                  [&](raw_ostream &os) { print(report, os); })))
         return signalPassFailure();
     }

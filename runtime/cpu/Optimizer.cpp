@@ -532,7 +532,8 @@ extern "C" fluid_status fluid_cpu_unscale_grads(int64_t count,
     // PyTorch: inv_scale = scale.double().reciprocal().float().
     const float inverse = float(1.0 / double(*scale.data<float>()));
     bool nonFinite = false;
-    for (const auto &[grad, out] : entries)
+    for (const auto &entry : entries) {
+      const CheckedTensor &grad = entry.first, &out = entry.second;
       dispatchFloat(grad.dtype(), [&](auto zero) {
         using T = decltype(zero);
         const T *g = grad.data<T>();
@@ -544,6 +545,7 @@ extern "C" fluid_status fluid_cpu_unscale_grads(int64_t count,
           u[i] = value * factor;
         }
       });
+    }
     *found.data<float>() = nonFinite ? 1.0f : 0.0f;
   });
 }

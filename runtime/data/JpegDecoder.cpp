@@ -22,40 +22,28 @@ namespace fluid::rt::data {
 
 namespace {
 
-/// One TurboJPEG decompressor per thread: a handle must not be shared. A
-/// handle that failed is replaced: TurboJPEG 2.1 leaves a decompressor that
-/// failed in its header mid-way, and the next image would fail with it.
+/// One TurboJPEG decompressor per image. A decompressor keeps the quantization
+/// and Huffman tables of the last image it read, and libjpeg lets a later
+/// "abbreviated" file use them without defining its own: a handle reused
+/// across images would decode such a file, or not, depending on which file
+/// the thread read before (PIL opens a fresh decompressor per image too). A
+/// handle costs a few allocations, nothing next to decoding.
 class Decompressor {
 public:
-  Decompressor() : handle_(tjInitDecompress()) {}
-  ~Decompressor() { destroy(); }
+  Decompressor() : handle_(tjInitDecompress()) {
+    if (!handle_)
+      throw std::bad_alloc(); // tjInitDecompress fails only so
+  }
+  ~Decompressor() { tjDestroy(handle_); }
   Decompressor(const Decompressor &) = delete;
   Decompressor &operator=(const Decompressor &) = delete;
 
-  static Decompressor &forThisThread() {
-    thread_local Decompressor decompressor;
-    if (!decompressor.handle_)
-      throw std::bad_alloc(); // tjInitDecompress fails only so
-    return decompressor;
-  }
-
   tjhandle handle() const { return handle_; }
 
-  /// The error of the last call, after which the handle is replaced.
-  std::string takeError() {
-    std::string text = tjGetErrorStr2(handle_);
-    destroy();
-    handle_ = tjInitDecompress();
-    return text;
-  }
+  /// The error of the last call.
+  std::string error() const { return tjGetErrorStr2(handle_); }
 
 private:
-  void destroy() {
-    if (handle_)
-      tjDestroy(handle_);
-    handle_ = nullptr;
-  }
-
   tjhandle handle_;
 };
 
@@ -75,13 +63,13 @@ int mulDiv255(int a, int b) {
 
 RgbImage decodeJpeg(const std::string &path,
                     const std::vector<uint8_t> &bytes) {
-  Decompressor &decompressor = Decompressor::forThisThread();
+  Decompressor decompressor;
   tjhandle tj = decompressor.handle();
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(tj, bytes.data(),
                           static_cast<unsigned long>(bytes.size()), &width,
                           &height, &subsampling, &colorspace) != 0)
-    failJpeg(path, decompressor.takeError());
+    failJpeg(path, decompressor.error());
   // A file of tables only has a header and no image.
   if (width == 0 || height == 0)
     failFormat(path, "corrupt JPEG file: the file holds no image");
@@ -100,7 +88,7 @@ RgbImage decodeJpeg(const std::string &path,
                     decoded.data(), width, 0, height, format,
                     TJFLAG_ACCURATEDCT | TJFLAG_LIMITSCANS) != 0) {
     bool warning = tjGetErrorCode(tj) == TJERR_WARNING;
-    std::string text = decompressor.takeError();
+    std::string text = decompressor.error();
     if (!warning)
       failJpeg(path, text);
     if (text.find("Premature end of JPEG file") != std::string::npos)

@@ -99,10 +99,15 @@ driver::profileByClass(const fluid_program_function &function,
   std::vector<OpClassTime> classes;
   for (auto &entry : byClass)
     classes.push_back(entry.second);
-  std::stable_sort(classes.begin(), classes.end(),
-                   [](const OpClassTime &a, const OpClassTime &b) {
-                     return a.msPerStep > b.msPerStep;
-                   });
+  // Slowest first, equal times by name (the map's order): a total order, so
+  // std::sort is as stable as std::stable_sort, whose temporary buffer
+  // clang with libstdc++ 12 warns about.
+  std::sort(classes.begin(), classes.end(),
+            [](const OpClassTime &a, const OpClassTime &b) {
+              if (a.msPerStep != b.msPerStep)
+                return a.msPerStep > b.msPerStep;
+              return a.opClass < b.opClass;
+            });
   return classes;
 }
 

@@ -188,6 +188,34 @@ def damaged_files_never_crash():
             f"{statuses.get(UNSUPPORTED, 0)} unsupported")
 
 
+def without_tables(jpeg):
+    """The JPEG file without its DQT and DHT segments: an abbreviated image
+    that uses tables some earlier file defined."""
+    out, at = bytearray(jpeg[:2]), 2
+    while jpeg[at] == 0xFF and jpeg[at + 1] != 0xDA:
+        length = 2 + int.from_bytes(jpeg[at + 2:at + 4], "big")
+        if jpeg[at + 1] not in (0xDB, 0xC4):
+            out += jpeg[at:at + length]
+        at += length
+    return bytes(out + jpeg[at:])
+
+
+@case
+def each_file_decodes_on_its_own():
+    """A JPEG file without its own tables is corrupt, whichever file was
+    decoded before it: the decoder keeps nothing from one file to the next
+    (a reused TurboJPEG handle kept the last file's tables)."""
+    full = os.path.join(GALLERY_DIR, "rgb420.jpg")
+    path = images.write(os.path.join(ROOT, "abbreviated"), "no-tables.jpg",
+                        without_tables(GALLERY["rgb420.jpg"]))
+    assert pil_refuses(path), "PIL decodes a JPEG file without tables"
+    for before in (None, full, path, full):
+        if before:
+            images.decode_status(lib, before)
+        expect_error(images.decode_status(lib, path)[0], INVALID_ARGUMENT,
+                     [f"fluid_image_decode: {path}: corrupt JPEG file: "])
+
+
 @case
 def resize_equals_pil_exactly():
     sizes = [(1, 1, 7, 5), (5, 3, 32, 32), (240, 310, 37, 48),
