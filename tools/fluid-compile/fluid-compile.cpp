@@ -137,6 +137,12 @@ static cl::opt<bool> noNarrowGradients(
     cl::desc("With --precision bf16|fp16: skip --fluid-narrow-gradients "
              "(activation gradients read twice stay f32 instead of 16-bit)"),
     cl::init(false), cl::cat(compileCategory));
+static cl::opt<bool> noNarrowDataMovement(
+    "no-narrow-data-movement",
+    cl::desc("With --precision bf16|fp16: skip --fluid-narrow-data-movement "
+             "(reshapes, transposes and slices of 16-bit values then move "
+             "f32 copies of them)"),
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<bool> noWideningReductions(
     "no-widening-reductions",
     cl::desc("With --precision bf16|fp16: skip --fluid-widening-reductions "
@@ -525,6 +531,8 @@ int main(int argc, char **argv) {
     }
     if (!noPermuteStorage)
       pm.addPass(createFluidPermuteStorage());
+    if (sixteenBits && !noNarrowDataMovement)
+      pm.addPass(createFluidNarrowDataMovement());
     if (sixteenBits && !noWideningReductions)
       pm.addPass(createFluidWideningReductions());
     if (!noFuseElementwise)

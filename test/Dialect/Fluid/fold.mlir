@@ -114,3 +114,41 @@ func.func @not_folded(%x: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<4xf3
   %8 = fluid.cast %big : tensor<f64> -> tensor<i32>
   return %0, %1, %2, %3, %4, %6, %7, %8 : tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<f64>, tensor<f64>, tensor<f32>, tensor<2xf32>, tensor<i32>
 }
+
+// -----
+
+// A cast back of an exact widening is the value itself (bf16 and f16 to f32,
+// f32 to f64, i32 to i64); rounding first and widening after is not
+// (f32 -> bf16 -> f32 loses bits), nor is a middle type that does not hold
+// every value (f16 -> bf16 -> f16: bf16 has fewer fraction bits; f32 -> f16
+// -> f32; i64 -> i32 -> i64).
+// CHECK-LABEL: func.func @cast_round_trips
+// CHECK-SAME: (%[[B:[^:]*]]: tensor<4xbf16>, %[[H:[^:]*]]: tensor<4xf16>, %[[F:[^:]*]]: tensor<4xf32>, %[[I:[^:]*]]: tensor<4xi32>, %[[L:[^:]*]]: tensor<4xi64>)
+// CHECK-DAG: %[[R1:.*]] = fluid.cast %[[F]] : tensor<4xf32> -> tensor<4xbf16>
+// CHECK-DAG: %[[W1:.*]] = fluid.cast %[[R1]] : tensor<4xbf16> -> tensor<4xf32>
+// CHECK-DAG: %[[R2:.*]] = fluid.cast %[[H]] : tensor<4xf16> -> tensor<4xbf16>
+// CHECK-DAG: %[[W2:.*]] = fluid.cast %[[R2]] : tensor<4xbf16> -> tensor<4xf16>
+// CHECK-DAG: %[[R3:.*]] = fluid.cast %[[F]] : tensor<4xf32> -> tensor<4xf16>
+// CHECK-DAG: %[[W3:.*]] = fluid.cast %[[R3]] : tensor<4xf16> -> tensor<4xf32>
+// CHECK-DAG: %[[R4:.*]] = fluid.cast %[[L]] : tensor<4xi64> -> tensor<4xi32>
+// CHECK-DAG: %[[W4:.*]] = fluid.cast %[[R4]] : tensor<4xi32> -> tensor<4xi64>
+// CHECK: return %[[B]], %[[H]], %[[F]], %[[I]], %[[W1]], %[[W2]], %[[W3]], %[[W4]]
+func.func @cast_round_trips(%b: tensor<4xbf16>, %h: tensor<4xf16>, %f: tensor<4xf32>, %i: tensor<4xi32>, %l: tensor<4xi64>) -> (tensor<4xbf16>, tensor<4xf16>, tensor<4xf32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xi64>) {
+  %0 = fluid.cast %b : tensor<4xbf16> -> tensor<4xf32>
+  %1 = fluid.cast %0 : tensor<4xf32> -> tensor<4xbf16>
+  %2 = fluid.cast %h : tensor<4xf16> -> tensor<4xf32>
+  %3 = fluid.cast %2 : tensor<4xf32> -> tensor<4xf16>
+  %4 = fluid.cast %f : tensor<4xf32> -> tensor<4xf64>
+  %5 = fluid.cast %4 : tensor<4xf64> -> tensor<4xf32>
+  %6 = fluid.cast %i : tensor<4xi32> -> tensor<4xi64>
+  %7 = fluid.cast %6 : tensor<4xi64> -> tensor<4xi32>
+  %8 = fluid.cast %f : tensor<4xf32> -> tensor<4xbf16>
+  %9 = fluid.cast %8 : tensor<4xbf16> -> tensor<4xf32>
+  %10 = fluid.cast %h : tensor<4xf16> -> tensor<4xbf16>
+  %11 = fluid.cast %10 : tensor<4xbf16> -> tensor<4xf16>
+  %12 = fluid.cast %f : tensor<4xf32> -> tensor<4xf16>
+  %13 = fluid.cast %12 : tensor<4xf16> -> tensor<4xf32>
+  %14 = fluid.cast %l : tensor<4xi64> -> tensor<4xi32>
+  %15 = fluid.cast %14 : tensor<4xi32> -> tensor<4xi64>
+  return %1, %3, %5, %7, %9, %11, %13, %15 : tensor<4xbf16>, tensor<4xf16>, tensor<4xf32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xi64>
+}

@@ -22,6 +22,7 @@
 #include "fluid/Dialect/Fluid/IR/FluidOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/APInt.h"
 #include "llvm/ADT/APSInt.h"
@@ -226,9 +227,30 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
                              : getOnFalse());
 }
 
+/// Whether every value of element type `from` converts to `to` exactly:
+/// a float to a float format that holds it (bf16 or f16 to f32, f32 to f64),
+/// an integer to one at least as wide.
+static bool widensExactly(Type from, Type to) {
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (fromFloat && toFloat)
+    return APFloat::isRepresentableBy(fromFloat.getFloatSemantics(),
+                                      toFloat.getFloatSemantics());
+  return from.isSignlessInteger() && to.isSignlessInteger() &&
+         from.getIntOrFloatBitWidth() <= to.getIntOrFloatBitWidth();
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // Narrowing back what was widened exactly gives the value again:
+  // bf16 -> f32 -> bf16 is the bf16 tensor (mixed precision's rounding
+  // makes such pairs where a 16-bit value meets a narrowing cast).
+  if (auto widen = getInput().getDefiningOp<CastOp>();
+      widen && widen.getInput().getType() == getType() &&
+      widensExactly(getElementTypeOrSelf(getType()),
+                    getElementTypeOrSelf(widen.getType())))
+    return widen.getInput();
   RankedTensorType type = scalarResultType(*this);
   std::optional<Scalar> input = splatValue(adaptor.getInput());
   if (!type || !input)

@@ -1,0 +1,182 @@
+//===- NarrowDataMovement.cpp - --fluid-narrow-data-movement --------------===//
+//
+// In a mixed-precision step, reshapes, transposes and slices of 16-bit
+// values widened to f32 move the 16-bit values and widen after; reshapes
+// and transposes that only narrowing casts read move the narrowed values;
+// a narrowing cast that then meets a widening one gives the 16-bit value
+// back (docs/PRECISION.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fluid/Dialect/Fluid/IR/FluidOps.h"
+#include "fluid/Passes/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::fluid {
+#define GEN_PASS_DEF_FLUIDNARROWDATAMOVEMENT
+#include "fluid/Passes/Passes.h.inc"
+} // namespace mlir::fluid
+
+using namespace mlir;
+using namespace mlir::fluid;
+
+namespace {
+
+/// The f16 or bf16 tensor that `value` widens to f32 (exactly), or null.
+Value widenedFrom(Value value) {
+  auto widen = value.getDefiningOp<CastOp>();
+  if (!widen)
+    return {};
+  Type from = getElementTypeOrSelf(widen.getInput().getType());
+  Type to = getElementTypeOrSelf(widen.getType());
+  if ((from.isBF16() || from.isF16()) && to.isF32())
+    return widen.getInput();
+  return {};
+}
+
+/// Whether `op` is a view that the generated kernels of its readers apply as
+/// they load (a slice at offset 0 or a reshape of unit dimensions, read only
+/// by fusible arithmetic, sums or such views): it moves nothing, and the
+/// kernels read the 16-bit value through the widening already. Fused views
+/// are of f32 values, so moving the widening after one would make it a
+/// copy. A narrowing cast does not count: moved, the view meets it and
+/// both go.
+bool isAbsorbedView(Operation *op) {
+  return isFusibleView(op) && llvm::all_of(op->getUsers(), [](Operation *user) {
+           auto narrow = dyn_cast<CastOp>(user);
+           if (narrow && !getElementTypeOrSelf(narrow.getType()).isF32())
+             return false;
+           return isFusibleElementwise(user) || isFusibleReduction(user) ||
+                  isAbsorbedView(user);
+         });
+}
+
+/// op(widen(x)) -> widen(op(x)) for an op that only moves its one
+/// operand's elements: the same op on the 16-bit tensor, then the exact
+/// widening of its result. Bit for bit the same f32 tensor, half the bytes
+/// moved.
+template <typename OpTy>
+struct MoveBeforeWidening : public OpRewritePattern<OpTy> {
+  MoveBeforeWidening(MLIRContext *context, int64_t &moved)
+      : OpRewritePattern<OpTy>(context), moved(moved) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (op->getNumOperands() != 1 || op->getNumResults() != 1)
+      return failure();
+    Value narrow = widenedFrom(op->getOperand(0));
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!narrow || !type || !type.getElementType().isF32() ||
+        isAbsorbedView(op))
+      return failure();
+    OperationState state(
+        op.getLoc(), op->getName(), ValueRange{narrow},
+        TypeRange{type.clone(getElementTypeOrSelf(narrow.getType()))},
+        op->getAttrs());
+    Operation *narrowOp = rewriter.create(state);
+    rewriter.replaceOpWithNewOp<CastOp>(op, type, narrowOp->getResult(0));
+    ++moved;
+    return success();
+  }
+
+  int64_t &moved;
+};
+
+/// narrow(op(x)) -> op(narrow(x)) for a reshape or transpose of an f32
+/// value that only narrowing casts to one 16-bit type read: the op moves
+/// 16-bit elements, and the cast meets the op that makes x (a generated
+/// kernel then writes the 16-bit tensor itself). Not for slices: the cast
+/// would convert the elements the slice drops.
+template <typename OpTy>
+struct MoveAfterNarrowing : public OpRewritePattern<OpTy> {
+  MoveAfterNarrowing(MLIRContext *context, int64_t &moved)
+      : OpRewritePattern<OpTy>(context), moved(moved) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (op->getNumOperands() != 1 || op->getNumResults() != 1 ||
+        op->use_empty())
+      return failure();
+    Value input = op->getOperand(0);
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type || !type.getElementType().isF32() || widenedFrom(input))
+      return failure();
+    Type element;
+    for (Operation *user : op->getUsers()) {
+      auto narrow = dyn_cast<CastOp>(user);
+      Type to = narrow ? getElementTypeOrSelf(narrow.getType()) : Type();
+      if (!to || !(to.isBF16() || to.isF16()) || (element && element != to))
+        return failure();
+      element = to;
+    }
+    auto inputType = cast<RankedTensorType>(input.getType());
+    Value narrowInput =
+        CastOp::create(rewriter, op.getLoc(), inputType.clone(element), input);
+    OperationState state(op.getLoc(), op->getName(), ValueRange{narrowInput},
+                         TypeRange{type.clone(element)}, op->getAttrs());
+    Operation *narrowOp = rewriter.create(state);
+    for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
+      rewriter.replaceOp(user, narrowOp->getResults());
+    rewriter.eraseOp(op);
+    ++moved;
+    return success();
+  }
+
+  int64_t &moved;
+};
+
+/// cast(widen(x)) back to x's type is x (CastOp's folder; the pass runs
+/// without folding, so that nothing else changes).
+struct DropRoundTrip : public OpRewritePattern<CastOp> {
+  DropRoundTrip(MLIRContext *context, int64_t &dropped)
+      : OpRewritePattern<CastOp>(context), dropped(dropped) {}
+
+  LogicalResult matchAndRewrite(CastOp op,
+                                PatternRewriter &rewriter) const override {
+    Value narrow = widenedFrom(op.getInput());
+    if (!narrow || narrow.getType() != op.getType())
+      return failure();
+    rewriter.replaceOp(op, narrow);
+    ++dropped;
+    return success();
+  }
+
+  int64_t &dropped;
+};
+
+struct FluidNarrowDataMovementPass
+    : public mlir::fluid::impl::FluidNarrowDataMovementBase<
+          FluidNarrowDataMovementPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    int64_t moved = 0, dropped = 0;
+    MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
+    patterns.add<MoveBeforeWidening<ReshapeOp>, MoveBeforeWidening<TransposeOp>,
+                 MoveBeforeWidening<SliceOp>>(context, moved);
+    patterns
+        .add<MoveAfterNarrowing<ReshapeOp>, MoveAfterNarrowing<TransposeOp>>(
+            context, moved);
+    patterns.add<DropRoundTrip>(context, dropped);
+    // Only these rewrites (and erasing what they leave unused): no
+    // folding, no constants moved or merged, no region simplification.
+    GreedyRewriteConfig config;
+    config.enableFolding(false);
+    config.enableConstantCSE(false);
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config))) {
+      getOperation().emitError()
+          << "--fluid-narrow-data-movement did not converge";
+      return signalPassFailure();
+    }
+    numMoved += moved;
+    numRoundTrips += dropped;
+  }
+};
+
+} // namespace

@@ -1,0 +1,132 @@
+# The differential test of --fluid-narrow-data-movement on the cpu backend.
+# torchvision's VisionTransformer (image 32, patches of 16, 2 encoder layers
+# of 2 heads, hidden 32: its head split and merge are reshapes and
+# transposes, the class token a slice) and ConvNeXt (channels 16 and 32: a
+# permute around every LayerNorm) are exported to ONNX as the README says
+# and imported with a loss; each builds a bf16 training step
+# (--fluid-mixed-precision, momentum SGD, --fluid-narrow-gradients), and
+# runs two steps from the exported weights on the same data with and
+# without the pass (fluid-run).
+#
+# Oracle: the step without the pass. Widening a 16-bit value to f32 is exact
+# and reshapes, transposes and slices only move elements, so the losses and
+# every tensor after the steps must be bitwise equal. Checked as well: the
+# pass changed something (data movement on bf16 tensors, fewer casts), and
+# `fluid-compile --precision bf16` runs it unless `--no-narrow-data-movement`
+# (fewer cast launches in the buffers it emits).
+#
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %python %s %t
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import torch
+from torchvision.models import ConvNeXt, VisionTransformer
+from torchvision.models.convnext import CNBlockConfig
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import onnx_training  # noqa: E402
+import safetensors_io  # noqa: E402
+
+work = sys.argv[1]
+BATCH, SIZE, CLASSES = 2, 32, 10
+TRAINING = "--fluid-build-training=optimizer=momentum lr=0.05 momentum=0.9"
+MOVED = r"fluid\.(?:reshape|transpose|slice) %[\w.#]+(?: \{[^}]*\})? : " \
+        r"tensor<[^>]*xbf16> -> tensor<[^>]*xbf16>"
+problems = []
+
+
+def run(*args):
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit("%s failed (%d):\n%s" % (" ".join(args), done.returncode,
+                                          done.stderr))
+    return done.stdout + done.stderr
+
+
+def make(name):
+    torch.manual_seed(0)
+    if name == "vit":
+        net = VisionTransformer(image_size=SIZE, patch_size=16, num_layers=2,
+                                num_heads=2, hidden_dim=32, mlp_dim=64,
+                                num_classes=CLASSES)
+    else:
+        net = ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, None, 2)],
+                       stochastic_depth_prob=0.0, num_classes=CLASSES)
+    with torch.no_grad():
+        for key, p in net.named_parameters():
+            # The layer scales start at 1e-6, the class token and the head
+            # at 0: make every block and every logit count.
+            if key.endswith("layer_scale"):
+                p.uniform_(0.5, 1.5)
+            elif key == "class_token" or key.startswith("heads"):
+                p.normal_(0, 0.5)
+    return net.eval()
+
+
+for name in ("vit", "convnext"):
+    base = os.path.join(work, name)
+    images = torch.randn(BATCH, 3, SIZE, SIZE,
+                         generator=torch.Generator().manual_seed(1))
+    np.save(base + "-images.npy", images.numpy())
+    np.save(base + "-labels.npy", np.array([3, 7], np.int64))
+    onnx_training.export_as_readme(make(name), images, base + ".onnx", 17)
+    run("fluid-import-onnx", base + ".onnx", "--batch", str(BATCH), "--loss",
+        "softmax_cross_entropy", "-o", base + ".mlir")
+    run("fluid-opt", base + ".mlir", "--fluid-mixed-precision=precision=bf16",
+        TRAINING, "--fluid-narrow-gradients", "-o", base + "-off.mlir")
+    run("fluid-opt", base + "-off.mlir", "--fluid-narrow-data-movement",
+        "-o", base + "-on.mlir")
+    ir = {}
+    for variant in ("on", "off"):
+        with open(f"{base}-{variant}.mlir") as f:
+            ir[variant] = f.read()
+    moved = len(re.findall(MOVED, ir["on"])) - \
+        len(re.findall(MOVED, ir["off"]))
+    casts = {v: ir[v].count("fluid.cast") for v in ir}
+    if moved <= 0 or casts["on"] >= casts["off"]:
+        problems.append(f"{name}: {moved} more bf16 data movement ops, casts "
+                        f"{casts}: the pass changed nothing")
+    out, after = {}, {}
+    for variant in ("on", "off"):
+        saved = f"{base}-{variant}.safetensors"
+        out[variant] = run("fluid-run", f"{base}-{variant}.mlir", "--repeat",
+                           "2", "--params", base + ".safetensors",
+                           "--input", f"images={base}-images.npy",
+                           "--input", f"labels={base}-labels.npy",
+                           "--print-values", "1", "--save-params", saved)
+        after[variant] = safetensors_io.load(saved)
+    losses = re.findall(r"output #0: \[\] f32  values: (\S+)", out["off"])
+    if len(losses) != 2 or not all(np.isfinite(float(v)) for v in losses):
+        problems.append(f"{name}: losses {losses} (expected two finite)")
+    if out["on"] != out["off"]:
+        problems.append(f"{name}: outputs differ:\n{out['on']}\n"
+                        f"{out['off']}")
+    for key, value in after["off"].items():
+        got = after["on"].get(key)
+        if got is None or got.dtype != value.dtype or \
+                got.tobytes() != value.tobytes():
+            problems.append(f"{name}: {key} differs after the steps")
+    print(f"{name}: {moved} data movement ops on bf16, casts {casts['off']} "
+          f"-> {casts['on']}, losses {', '.join(losses)}, {len(after['off'])} "
+          "tensors bitwise equal")
+
+# fluid-compile runs the pass for bf16 unless told not to.
+base = os.path.join(work, "vit")
+launches = {}
+for flags in ((), ("--no-narrow-data-movement",)):
+    buffers = run("fluid-compile", base + ".mlir", "--precision", "bf16",
+                  "--backend", "cpu", "--emit=buffers", "--quiet", *flags)
+    launches[flags] = len(re.findall(r'"cast"', buffers))
+if launches[()] >= launches[("--no-narrow-data-movement",)]:
+    problems.append(f"fluid-compile: cast launches {launches}: the pass did "
+                    "not run by default, or --no-narrow-data-movement did "
+                    "not skip it")
+
+if problems:
+    sys.exit("FAIL:\n" + "\n".join(problems))
+print("PASS")
