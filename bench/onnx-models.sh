@@ -16,6 +16,9 @@
 # mean and deviation, drawn here by bench/random_weights.py from
 # build/bench/MODEL-onnx-weights.json, so that their losses are those of a
 # freshly initialized model; PyTorch starts from its random initialization.
+# FLUID_ONNX_PRECISIONS (default "tf32 bf16": the bf16 programs with and
+# without --fluid-narrow-data-movement, `fluid-bf16` and `fluid-bf16-nodm`,
+# against PyTorch under autocast bf16),
 # FLUID_ONNX_CONFIGS (default "vit_b_16 convnext_tiny"), FLUID_BENCH_STEPS
 # (20) timed steps after FLUID_BENCH_WARMUP (5), torch.compile rows unless
 # FLUID_BENCH_TORCH_COMPILE=0, one deadline
@@ -27,6 +30,7 @@ out="${OUT:-/tmp/fluid-onnx}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 configs="${FLUID_ONNX_CONFIGS:-vit_b_16 convnext_tiny}"
+precisions="${FLUID_ONNX_PRECISIONS:-tf32 bf16}"
 steps="${FLUID_BENCH_STEPS:-20}"
 warmup="${FLUID_BENCH_WARMUP:-5}"
 deadline="${FLUID_BENCH_DEADLINE_S:-400}"
@@ -45,17 +49,32 @@ for model in $configs; do
   else
     note "no stand-in weights for $model: it starts from zero placeholders"
   fi
-  fluid "$model" "$model" onnx fluid 150 --warmup "$warmup" \
-    --steps $((warmup + steps)) "${init[@]}"
+  for precision in $precisions; do
+    case "$precision" in
+    tf32) variants="onnx" suffix="" ;;
+    bf16) variants="onnx-bf16 onnx-bf16-nodm" suffix="-bf16" ;;
+    *)
+      note "FAIL: unknown precision '$precision' in FLUID_ONNX_PRECISIONS"
+      failed=$((failed + 1))
+      continue
+      ;;
+    esac
+    for variant in $variants; do
+      fluid "$model" "$model" "$variant" "fluid${variant#onnx}" 150 \
+        --warmup "$warmup" --steps $((warmup + steps)) "${init[@]}"
+    done
+    torch "$model" "torch-nchw$suffix" 150 --batch 64 \
+      --precision "$precision"
+    if [ "${FLUID_BENCH_TORCH_COMPILE:-1}" != 0 ]; then
+      torch "$model" "torch-compile-nchw$suffix" 300 --batch 64 --compile \
+        --precision "$precision"
+    fi
+    if [ "$model" = convnext_tiny ]; then
+      torch "$model" "torch-channels_last$suffix" 150 --batch 64 \
+        --memory-format channels_last --precision "$precision"
+    fi
+  done
   rm -f "$out/$model.safetensors"
-  torch "$model" torch-nchw 150 --batch 64
-  if [ "${FLUID_BENCH_TORCH_COMPILE:-1}" != 0 ]; then
-    torch "$model" torch-compile-nchw 300 --batch 64 --compile
-  fi
-  if [ "$model" = convnext_tiny ]; then
-    torch "$model" torch-channels_last 150 --batch 64 \
-      --memory-format channels_last
-  fi
 done
 
 write_table bench/onnx-models.sh

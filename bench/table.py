@@ -34,7 +34,10 @@ VARIANTS = [
     ("fluid-nhwc", "fluid cuda nhwc"),
     ("fluid-bf16-profile", "fluid cuda bf16 (profiled, no graph)"),
     ("fluid-bf16", "fluid cuda bf16"),
+    ("fluid-bf16-nodm", "fluid cuda bf16 (no --fluid-narrow-data-movement)"),
     ("torch-compile-channels_last-bf16", "torch.compile channels_last bf16"),
+    ("torch-compile-nchw-bf16", "torch.compile nchw bf16"),
+    ("torch-nchw-bf16", "torch eager nchw bf16"),
     ("torch-channels_last-bf16", "torch eager channels_last bf16"),
     ("fluid-unfused-profile", "fluid cuda unfused (profiled, no graph)"),
     ("fluid-unfused", "fluid cuda unfused"),
@@ -48,8 +51,10 @@ VARIANTS = [
 ]
 SYSTEM_ORDER = ["fluid cuda nhwc", "fluid cuda", "fluid cuda unfused", "torch eager nchw", "torch eager channels_last",
                 "torch.compile nchw", "torch.compile channels_last",
-                "fluid cuda nhwc bf16", "fluid cuda bf16", "torch eager channels_last bf16",
-                "torch.compile channels_last bf16"]
+                "fluid cuda nhwc bf16", "fluid cuda bf16",
+                "fluid cuda bf16 (no --fluid-narrow-data-movement)",
+                "torch eager nchw bf16", "torch eager channels_last bf16",
+                "torch.compile nchw bf16", "torch.compile channels_last bf16"]
 
 
 def split_name(path):

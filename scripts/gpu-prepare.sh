@@ -249,7 +249,7 @@ if [ -n "${dp_configs// /}" ] && [ -f "$build/lib/libfluid_mpi.so" ]; then
 fi
 # bench/onnx-models.sh (issue 15): torchvision models through ONNX, exported
 # by Debian's PyTorch, imported at batch 64 and compiled for cuda (TF32,
-# channels-last). The ONNX files and weights stay in $build/onnx (the
+# channels-last; also bf16, with and without --fluid-narrow-data-movement). The ONNX files and weights stay in $build/onnx (the
 # weights' statistics go to $bench/MODEL-onnx-weights.json);
 # FLUID_ONNX_CONFIGS=" " skips them.
 onnx_configs="${FLUID_ONNX_CONFIGS-vit_b_16 convnext_tiny}"
@@ -261,6 +261,12 @@ for model in $onnx_configs; do
     --loss softmax_cross_entropy -o "$build/onnx/$model.mlir"
   "$bin/fluid-compile" "$build/onnx/$model.mlir" --training "$resnet" \
     -o "$bench/$model-onnx-cuda" --quiet
+  # bf16, and bf16 without --fluid-narrow-data-movement (its effect).
+  "$bin/fluid-compile" "$build/onnx/$model.mlir" --training "$resnet" \
+    --precision bf16 -o "$bench/$model-onnx-bf16-cuda" --quiet
+  "$bin/fluid-compile" "$build/onnx/$model.mlir" --training "$resnet" \
+    --precision bf16 --no-narrow-data-movement \
+    -o "$bench/$model-onnx-bf16-nodm-cuda" --quiet
   # The weights stay here; their statistics travel (bench/random_weights.py).
   /usr/bin/python3 "$root/bench/random_weights.py" manifest \
     "$build/onnx/$model.safetensors" "$bench/$model-onnx-weights.json"
