@@ -38,8 +38,6 @@ import time
 
 import numpy as np
 import torch
-from torchvision.models import ConvNeXt, VisionTransformer
-from torchvision.models.convnext import CNBlockConfig
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import onnx_training  # noqa: E402
@@ -52,27 +50,7 @@ LR, MOMENTUM = 0.1, 0.9
 
 
 def make(name):
-    torch.manual_seed(0)
-    if name == "vit":
-        net = VisionTransformer(image_size=SIZE, patch_size=16, num_layers=2,
-                                num_heads=2, hidden_dim=32, mlp_dim=64,
-                                num_classes=CLASSES)
-    else:
-        net = ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, None, 2)],
-                       stochastic_depth_prob=0.0, num_classes=CLASSES)
-    with torch.no_grad():
-        for module in net.modules():
-            if isinstance(module, torch.nn.LayerNorm):
-                module.weight.uniform_(0.5, 1.5)
-                module.bias.uniform_(-0.5, 0.5)
-        for key, p in net.named_parameters():
-            # The layer scales start at 1e-6, the class token and the head
-            # at 0: make every block and every logit count.
-            if key.endswith("layer_scale"):
-                p.uniform_(0.5, 1.5)
-            elif key == "class_token" or key.startswith("heads"):
-                p.normal_(0, 0.5)
-    return net.eval()
+    return onnx_training.small_transformer(name, SIZE, CLASSES)
 
 
 def export(net, images, file, opset):

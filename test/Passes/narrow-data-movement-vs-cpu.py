@@ -20,17 +20,14 @@
 
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 import torch
-from torchvision.models import ConvNeXt, VisionTransformer
-from torchvision.models.convnext import CNBlockConfig
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import onnx_training  # noqa: E402
-import safetensors_io  # noqa: E402
+from pass_differential import compare_bitwise, run  # noqa: E402
 
 work = sys.argv[1]
 BATCH, SIZE, CLASSES = 2, 32, 10
@@ -40,41 +37,14 @@ MOVED = r"fluid\.(?:reshape|transpose|slice) %[\w.#]+(?: \{[^}]*\})? : " \
 problems = []
 
 
-def run(*args):
-    done = subprocess.run(args, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit("%s failed (%d):\n%s" % (" ".join(args), done.returncode,
-                                          done.stderr))
-    return done.stdout + done.stderr
-
-
-def make(name):
-    torch.manual_seed(0)
-    if name == "vit":
-        net = VisionTransformer(image_size=SIZE, patch_size=16, num_layers=2,
-                                num_heads=2, hidden_dim=32, mlp_dim=64,
-                                num_classes=CLASSES)
-    else:
-        net = ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, None, 2)],
-                       stochastic_depth_prob=0.0, num_classes=CLASSES)
-    with torch.no_grad():
-        for key, p in net.named_parameters():
-            # The layer scales start at 1e-6, the class token and the head
-            # at 0: make every block and every logit count.
-            if key.endswith("layer_scale"):
-                p.uniform_(0.5, 1.5)
-            elif key == "class_token" or key.startswith("heads"):
-                p.normal_(0, 0.5)
-    return net.eval()
-
-
 for name in ("vit", "convnext"):
     base = os.path.join(work, name)
     images = torch.randn(BATCH, 3, SIZE, SIZE,
                          generator=torch.Generator().manual_seed(1))
     np.save(base + "-images.npy", images.numpy())
     np.save(base + "-labels.npy", np.array([3, 7], np.int64))
-    onnx_training.export_as_readme(make(name), images, base + ".onnx", 17)
+    net = onnx_training.small_transformer(name, SIZE, CLASSES)
+    onnx_training.export_as_readme(net, images, base + ".onnx", 17)
     run("fluid-import-onnx", base + ".onnx", "--batch", str(BATCH), "--loss",
         "softmax_cross_entropy", "-o", base + ".mlir")
     run("fluid-opt", base + ".mlir", "--fluid-mixed-precision=precision=bf16",
@@ -91,29 +61,22 @@ for name in ("vit", "convnext"):
     if moved <= 0 or casts["on"] >= casts["off"]:
         problems.append(f"{name}: {moved} more bf16 data movement ops, casts "
                         f"{casts}: the pass changed nothing")
-    out, after = {}, {}
+    out, saved = {}, {}
     for variant in ("on", "off"):
-        saved = f"{base}-{variant}.safetensors"
+        saved[variant] = f"{base}-{variant}.safetensors"
         out[variant] = run("fluid-run", f"{base}-{variant}.mlir", "--repeat",
                            "2", "--params", base + ".safetensors",
                            "--input", f"images={base}-images.npy",
                            "--input", f"labels={base}-labels.npy",
-                           "--print-values", "1", "--save-params", saved)
-        after[variant] = safetensors_io.load(saved)
+                           "--print-values", "1", "--save-params",
+                           saved[variant])
     losses = re.findall(r"output #0: \[\] f32  values: (\S+)", out["off"])
     if len(losses) != 2 or not all(np.isfinite(float(v)) for v in losses):
         problems.append(f"{name}: losses {losses} (expected two finite)")
-    if out["on"] != out["off"]:
-        problems.append(f"{name}: outputs differ:\n{out['on']}\n"
-                        f"{out['off']}")
-    for key, value in after["off"].items():
-        got = after["on"].get(key)
-        if got is None or got.dtype != value.dtype or \
-                got.tobytes() != value.tobytes():
-            problems.append(f"{name}: {key} differs after the steps")
+    compared = compare_bitwise(name, out, saved, problems)
     print(f"{name}: {moved} data movement ops on bf16, casts {casts['off']} "
-          f"-> {casts['on']}, losses {', '.join(losses)}, {len(after['off'])} "
-          "tensors bitwise equal")
+          f"-> {casts['on']}, losses {', '.join(losses)}, {compared} tensors "
+          "bitwise equal")
 
 # fluid-compile runs the pass for bf16 unless told not to.
 base = os.path.join(work, "vit")

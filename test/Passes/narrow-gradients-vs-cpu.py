@@ -25,13 +25,13 @@
 
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import safetensors_io  # noqa: E402
+from pass_differential import run  # noqa: E402
 
 work = sys.argv[1]
 TRAINING = "--fluid-build-training=optimizer=sgd lr=0.05"
@@ -43,14 +43,6 @@ MODELS = {
                      "64", "--classes", "10"],
 }
 problems = []
-
-
-def run(*args):
-    done = subprocess.run(args, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit("%s failed (%d):\n%s" % (" ".join(args), done.returncode,
-                                          done.stderr))
-    return done.stdout + done.stderr
 
 
 for name, model in MODELS.items():

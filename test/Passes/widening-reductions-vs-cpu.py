@@ -18,24 +18,15 @@
 
 import os
 import re
-import subprocess
 import sys
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-import safetensors_io  # noqa: E402
+from pass_differential import compare_bitwise, run  # noqa: E402
 
 work = sys.argv[1]
 TRAINING = "--fluid-build-training=optimizer=momentum lr=0.05 momentum=0.9"
 problems = []
-
-
-def run(*args):
-    done = subprocess.run(args, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit("%s failed (%d):\n%s" % (" ".join(args), done.returncode,
-                                          done.stderr))
-    return done.stdout + done.stderr
 
 
 model = os.path.join(work, "se.mlir")
@@ -63,22 +54,15 @@ for layout in ("nchw", "nhwc"):
     if widened == 0 or casts["on"] >= casts["off"]:
         problems.append(f"{layout}: {widened} widening reductions, casts "
                         f"{casts}: the pass changed nothing")
-    out, after = {}, {}
+    out, saved = {}, {}
     for variant in ("on", "off"):
-        saved = f"{base}-{variant}.safetensors"
+        saved[variant] = f"{base}-{variant}.safetensors"
         out[variant] = run("fluid-run", f"{base}-{variant}.mlir", "--seed",
-                           "1", "--params", init, "--save-params", saved)
-        after[variant] = safetensors_io.load(saved)
-    if out["on"] != out["off"]:
-        problems.append(f"{layout}: outputs differ:\n{out['on']}\n"
-                        f"{out['off']}")
-    for name, value in after["off"].items():
-        got = after["on"].get(name)
-        if got is None or got.dtype != value.dtype or \
-                got.tobytes() != value.tobytes():
-            problems.append(f"{layout}: {name} differs after the step")
+                           "1", "--params", init, "--save-params",
+                           saved[variant])
+    compared = compare_bitwise(layout, out, saved, problems)
     print(f"{layout}: {widened} reductions read bf16 values, casts "
-          f"{casts['off']} -> {casts['on']}; {len(after['off'])} tensors "
+          f"{casts['off']} -> {casts['on']}; {compared} tensors "
           "after one step compared bitwise")
 
 # fluid-compile runs the pass for bf16 unless --no-widening-reductions.

@@ -4,7 +4,9 @@ and momentum-SGD steps of an imported model on fluid-run (cpu backend)
 checked against the same steps of the PyTorch model: train_like_torch, or
 its parts fluid_steps, torch_steps and compare_steps (torchvision-all.py
 compares one PyTorch step with the steps of the models of two opsets);
-and export_as_readme, the README's export recipe."""
+export_as_readme, the README's export recipe; and small_transformer, the
+small ViT and ConvNeXt of torchvision-transformers.py and
+test/Passes/narrow-data-movement-vs-cpu.py."""
 
 import re
 import subprocess
@@ -16,6 +18,36 @@ import torch
 import torch.nn.functional as F
 
 import safetensors_io
+
+
+def small_transformer(name, size, classes):
+    """torchvision's VisionTransformer ("vit": patches of 16, 2 encoder
+    layers of 2 heads, hidden 32, MLP 64) or ConvNeXt ("convnext": channels
+    16 and 32, stochastic depth 0) at image size `size`, seeded, in eval
+    mode, with the layer norms' weights and biases, the layer scales, the
+    class token and the head randomized (they start at 1, 0, 1e-6 and 0:
+    every block and every logit should count)."""
+    from torchvision.models import ConvNeXt, VisionTransformer
+    from torchvision.models.convnext import CNBlockConfig
+    torch.manual_seed(0)
+    if name == "vit":
+        net = VisionTransformer(image_size=size, patch_size=16, num_layers=2,
+                                num_heads=2, hidden_dim=32, mlp_dim=64,
+                                num_classes=classes)
+    else:
+        net = ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, None, 2)],
+                       stochastic_depth_prob=0.0, num_classes=classes)
+    with torch.no_grad():
+        for module in net.modules():
+            if isinstance(module, torch.nn.LayerNorm):
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.uniform_(-0.5, 0.5)
+        for key, p in net.named_parameters():
+            if key.endswith("layer_scale"):
+                p.uniform_(0.5, 1.5)
+            elif key == "class_token" or key.startswith("heads"):
+                p.normal_(0, 0.5)
+    return net.eval()
 
 
 def run(*command):
