@@ -54,14 +54,22 @@ bool isAbsorbedView(Operation *op) {
          });
 }
 
+/// A pattern that counts its rewrites (the pass's statistics).
+template <typename OpTy>
+struct CountingPattern : public OpRewritePattern<OpTy> {
+  CountingPattern(MLIRContext *context, int64_t &count)
+      : OpRewritePattern<OpTy>(context), count(count) {}
+
+  int64_t &count;
+};
+
 /// op(widen(x)) -> widen(op(x)) for an op that only moves its one
 /// operand's elements: the same op on the 16-bit tensor, then the exact
 /// widening of its result. Bit for bit the same f32 tensor, half the bytes
 /// moved.
 template <typename OpTy>
-struct MoveBeforeWidening : public OpRewritePattern<OpTy> {
-  MoveBeforeWidening(MLIRContext *context, int64_t &moved)
-      : OpRewritePattern<OpTy>(context), moved(moved) {}
+struct MoveBeforeWidening : public CountingPattern<OpTy> {
+  using CountingPattern<OpTy>::CountingPattern;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -78,11 +86,9 @@ struct MoveBeforeWidening : public OpRewritePattern<OpTy> {
         op->getAttrs());
     Operation *narrowOp = rewriter.create(state);
     rewriter.replaceOpWithNewOp<CastOp>(op, type, narrowOp->getResult(0));
-    ++moved;
+    ++this->count;
     return success();
   }
-
-  int64_t &moved;
 };
 
 /// narrow(op(x)) -> op(narrow(x)) for a reshape or transpose of an f32
@@ -91,9 +97,8 @@ struct MoveBeforeWidening : public OpRewritePattern<OpTy> {
 /// kernel then writes the 16-bit tensor itself). Not for slices: the cast
 /// would convert the elements the slice drops.
 template <typename OpTy>
-struct MoveAfterNarrowing : public OpRewritePattern<OpTy> {
-  MoveAfterNarrowing(MLIRContext *context, int64_t &moved)
-      : OpRewritePattern<OpTy>(context), moved(moved) {}
+struct MoveAfterNarrowing : public CountingPattern<OpTy> {
+  using CountingPattern<OpTy>::CountingPattern;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -121,18 +126,15 @@ struct MoveAfterNarrowing : public OpRewritePattern<OpTy> {
     for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
       rewriter.replaceOp(user, narrowOp->getResults());
     rewriter.eraseOp(op);
-    ++moved;
+    ++this->count;
     return success();
   }
-
-  int64_t &moved;
 };
 
 /// cast(widen(x)) back to x's type is x (CastOp's folder; the pass runs
 /// without folding, so that nothing else changes).
-struct DropRoundTrip : public OpRewritePattern<CastOp> {
-  DropRoundTrip(MLIRContext *context, int64_t &dropped)
-      : OpRewritePattern<CastOp>(context), dropped(dropped) {}
+struct DropRoundTrip : public CountingPattern<CastOp> {
+  using CountingPattern<CastOp>::CountingPattern;
 
   LogicalResult matchAndRewrite(CastOp op,
                                 PatternRewriter &rewriter) const override {
@@ -140,11 +142,9 @@ struct DropRoundTrip : public OpRewritePattern<CastOp> {
     if (!narrow || narrow.getType() != op.getType())
       return failure();
     rewriter.replaceOp(op, narrow);
-    ++dropped;
+    ++count;
     return success();
   }
-
-  int64_t &dropped;
 };
 
 struct FluidNarrowDataMovementPass
