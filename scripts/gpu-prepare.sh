@@ -23,10 +23,12 @@
 #     resnet18-nhwc-{cuda,cuda-vecpartials,cuda-unroll4,cuda-vecunroll4-4k,
 #     cuda-unfused,bf16-cuda},
 #     se-resnext50-{cpu,nhwc-cuda}
-#     (batch 4, 64x64, 10 classes); resnet50-dp{,-bf16}-cuda (--data-parallel)
-#     for bench/data-parallel.sh; vit_b_16-onnx-cuda and
-#     convnext_tiny-onnx-cuda (torchvision through ONNX, batch 64) for
-#     bench/onnx-models.sh.
+#     (batch 4, 64x64, 10 classes), vit-small-bf16-{cuda,cpu,cuda-nodm}
+#     with vit-small.safetensors (a small ViT through ONNX) for
+#     test/Runtime/compiled-gpu.py; resnet50-dp{,-bf16}-cuda (--data-parallel)
+#     for bench/data-parallel.sh; vit_b_16-onnx{,-bf16,-bf16-nodm}-cuda and
+#     convnext_tiny-onnx{,-bf16,-bf16-nodm}-cuda (torchvision through ONNX,
+#     batch 64) for bench/onnx-models.sh.
 # Then run on the GPU machine (the device tool), carrying build/lib,
 # build/bin/fluid-gpu-info, build/gpu-programs and build/bench:
 #   bash scripts/gpu-run.sh   and/or   bash bench/resnet.sh   and/or
@@ -91,6 +93,25 @@ for variant in "cuda:cuda" "cpu:cpu" "cuda-unfused:cuda --no-fuse-elementwise"; 
     -o "$programs/resnet18-bf16-${variant%%:*}" --quiet
 done
 echo "compiled resnet18-bf16-{cuda,cpu,cuda-unfused}"
+# A small torchvision ViT through ONNX in bf16 (its head split and merge,
+# q/k/v slices: --fluid-narrow-data-movement's 16-bit reshapes, transposes
+# and slices), on cuda with and without the pass and on the cpu; the
+# exported weights travel with the programs (vit-small.safetensors).
+PYTHONPATH="$root/test/lib" /usr/bin/python3 -c '
+import sys, torch, onnx_training
+net = onnx_training.small_transformer("vit", 32, 10)
+images = torch.randn(4, 3, 32, 32, generator=torch.Generator().manual_seed(1))
+onnx_training.export_as_readme(net, images, sys.argv[1], 17)
+' "$programs/vit-small.onnx"
+"$bin/fluid-import-onnx" "$programs/vit-small.onnx" --batch 4 \
+  --loss softmax_cross_entropy -o "$programs/vit-small.mlir"
+for variant in "cuda:cuda" "cpu:cpu" "cuda-nodm:cuda --no-narrow-data-movement"; do
+  read -r -a flags <<< "${variant#*:}"
+  "$bin/fluid-compile" "$programs/vit-small.mlir" --backend "${flags[@]}" \
+    --training "optimizer=momentum lr=0.01 momentum=0.9" --precision bf16 \
+    -o "$programs/vit-small-bf16-${variant%%:*}" --quiet
+done
+echo "compiled vit-small-bf16-{cuda,cpu,cuda-nodm}"
 # Channels-last (--layout nhwc) on cuda against the NCHW cpu program (the
 # cpu backend trains both layouts bitwise alike): f32, fused and not, and
 # bf16; the fused ones recompute every batch norm + ReLU output in the
