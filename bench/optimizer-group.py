@@ -305,6 +305,18 @@ def device_name():
         return "unknown device"
 
 
+def print_rows(rows, copy_rate):
+    """A Markdown table of (name, bytes moved, (median, min, max) ms)."""
+    print("| measurement | bytes moved | time (ms) | GB/s | of copy "
+          "bandwidth |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for name, moved, (median, low, high) in rows:
+        rate = moved / (median * 1e-3)
+        print(f"| {name} | {moved / 1e6:,.1f} MB | {median:.4f} "
+              f"({low:.4f}-{high:.4f}) | {rate / 1e9:,.0f} | "
+              f"{rate / copy_rate:.1%} |")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(f"usage: {sys.argv[0]} path/to/libfluid_runtime.so")
@@ -339,14 +351,7 @@ def main():
 
     print(f"{device_name()}, {sms.value} multiprocessors; times are CUDA "
           f"event times on the context's stream, median (min-max).\n")
-    print("| measurement | bytes moved | time (ms) | GB/s | of copy "
-          "bandwidth |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    for name, nbytes, (median, low, high) in rows:
-        rate = nbytes / (median * 1e-3)
-        print(f"| {name} | {nbytes / 1e6:,.1f} MB | {median:.4f} "
-              f"({low:.4f}-{high:.4f}) | {rate / 1e9:,.0f} | "
-              f"{rate / copy_rate:.1%} |")
+    print_rows(rows, copy_rate)
     resnet = resnet50_shapes()
     target = BYTES_PER_ELEMENT * sum(int(np.prod(s)) for s in resnet) / \
         (0.8 * copy_rate)

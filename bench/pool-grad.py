@@ -122,25 +122,13 @@ def copy_bandwidth(ctx, cuda, timer):
 
 def start_timing(ctx):
     """The context's Timer and the copy bandwidth (bytes per second), with
-    the copy's row for print_rows."""
+    the copy's row for optimizer-group.py's print_rows."""
     cuda = group.Cuda(group.load_cudart(), ctx.stream())
     timer = Timer(ctx, cuda)
     copy_bytes, copy_time = copy_bandwidth(ctx, cuda, timer)
     copy_rate = copy_bytes / (copy_time[0] * 1e-3)
     return timer, copy_rate, ("device-to-device copy of 1 GiB", copy_bytes,
                               copy_time)
-
-
-def print_rows(rows, copy_rate):
-    """A Markdown table of (name, bytes moved, (median, min, max) ms)."""
-    print("| measurement | bytes moved | time (ms) | GB/s | of copy "
-          "bandwidth |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    for name, moved, (median, low, high) in rows:
-        rate = moved / (median * 1e-3)
-        print(f"| {name} | {moved / 1e6:,.1f} MB | {median:.4f} "
-              f"({low:.4f}-{high:.4f}) | {rate / 1e9:,.0f} | "
-              f"{rate / copy_rate:.1%} |")
 
 
 # The PyTorch side's timer (also bench/depthwise.py's): CUDA event times of
@@ -373,7 +361,7 @@ def main():
     print(f"{group.device_name()}; max pooling 3x3 s2 p1 of f32 "
           f"{list(SHAPE)} -> {list(OUT_SHAPE)}; CUDA event times, median "
           f"(min-max) of {RUNS}; bytes: the least each call must move.\n")
-    print_rows(rows, copy_rate)
+    group.print_rows(rows, copy_rate)
     if why_not:
         print(f"\n{why_not}")
     target = backward_bytes / (0.7 * copy_rate)

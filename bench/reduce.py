@@ -121,7 +121,7 @@ def main():
     print(f"{group.device_name()}; fluid_cuda_mean and fluid_cuda_sum_to, "
           f"channels-last f32; CUDA event times, median (min-max) of "
           f"{pool.RUNS}; bytes: read plus written.\n")
-    pool.print_rows(rows, copy_rate)
+    group.print_rows(rows, copy_rate)
     print("\nAgainst numpy (float64): " + ", ".join(
         f"{what} {'ok' if ok else 'WRONG'}" for what, ok in checks))
     if not all(ok for _, ok in checks):

@@ -94,7 +94,7 @@ def main():
 
     print(f"{group.device_name()}; fluid_cuda_transpose; CUDA event times, "
           f"median (min-max) of {pool.RUNS}; bytes: read plus written.\n")
-    pool.print_rows(rows, copy_rate)
+    group.print_rows(rows, copy_rate)
     print("\nRound trip NCHW -> NHWC -> NCHW: " + ", ".join(
         f"{what} {'bitwise equal' if same else 'DIFFERS'}"
         for what, same in checks))

@@ -54,6 +54,16 @@ bool isAbsorbedView(Operation *op) {
          });
 }
 
+/// `op` (one operand, one result) again on `input`, its result of element
+/// type `element`.
+Value recreateOn(PatternRewriter &rewriter, Operation *op, Value input,
+                 Type element) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  OperationState state(op->getLoc(), op->getName(), ValueRange{input},
+                       TypeRange{type.clone(element)}, op->getAttrs());
+  return rewriter.create(state)->getResult(0);
+}
+
 /// A pattern that counts its rewrites (the pass's statistics).
 template <typename OpTy>
 struct CountingPattern : public OpRewritePattern<OpTy> {
@@ -80,12 +90,10 @@ struct MoveBeforeWidening : public CountingPattern<OpTy> {
     if (!narrow || !type || !type.getElementType().isF32() ||
         isAbsorbedView(op))
       return failure();
-    OperationState state(
-        op.getLoc(), op->getName(), ValueRange{narrow},
-        TypeRange{type.clone(getElementTypeOrSelf(narrow.getType()))},
-        op->getAttrs());
-    Operation *narrowOp = rewriter.create(state);
-    rewriter.replaceOpWithNewOp<CastOp>(op, type, narrowOp->getResult(0));
+    rewriter.replaceOpWithNewOp<CastOp>(
+        op, type,
+        recreateOn(rewriter, op, narrow,
+                   getElementTypeOrSelf(narrow.getType())));
     ++this->count;
     return success();
   }
@@ -120,28 +128,32 @@ struct MoveAfterNarrowing : public CountingPattern<OpTy> {
     auto inputType = cast<RankedTensorType>(input.getType());
     Value narrowInput =
         CastOp::create(rewriter, op.getLoc(), inputType.clone(element), input);
-    OperationState state(op.getLoc(), op->getName(), ValueRange{narrowInput},
-                         TypeRange{type.clone(element)}, op->getAttrs());
-    Operation *narrowOp = rewriter.create(state);
+    Value narrowed = recreateOn(rewriter, op, narrowInput, element);
     for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
-      rewriter.replaceOp(user, narrowOp->getResults());
+      rewriter.replaceOp(user, narrowed);
     rewriter.eraseOp(op);
     ++this->count;
     return success();
   }
 };
 
-/// cast(widen(x)) back to x's type is x (CastOp's folder; the pass runs
-/// without folding, so that nothing else changes).
+/// cast(widen(x)) back to x's type is x: CastOp's own folder, applied to
+/// casts alone (the pass runs without folding, so that nothing else
+/// changes).
 struct DropRoundTrip : public CountingPattern<CastOp> {
   using CountingPattern<CastOp>::CountingPattern;
 
   LogicalResult matchAndRewrite(CastOp op,
                                 PatternRewriter &rewriter) const override {
-    Value narrow = widenedFrom(op.getInput());
-    if (!narrow || narrow.getType() != op.getType())
+    if (!op.getInput().getDefiningOp<CastOp>())
       return failure();
-    rewriter.replaceOp(op, narrow);
+    SmallVector<OpFoldResult> folded;
+    if (failed(op->fold(folded)) || folded.size() != 1)
+      return failure();
+    auto value = dyn_cast<Value>(folded.front());
+    if (!value || value == op.getResult())
+      return failure();
+    rewriter.replaceOp(op, value);
     ++count;
     return success();
   }

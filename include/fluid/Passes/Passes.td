@@ -587,12 +587,13 @@ def FluidNarrowDataMovement
     read becomes the same op on the value cast to that type (the cast then
     meets the op that made the value, whose generated kernel can write the
     16-bit tensor itself; not slices, whose cast would convert the
-    elements they drop); a cast that narrows a widening back to its 16-bit
-    type is the 16-bit tensor itself. A slice or reshape that generated
+    elements they drop); a cast back of an exact widening (`fluid.cast`'s
+    folder, applied to casts alone) is the tensor that was widened, such
+    as the 16-bit one. A slice or reshape that generated
     kernels apply as a view while they load (offset 0, or unit dimensions
     only; read by fusible ops) stays on the widened value: it moves nothing
-    there, and fused views are of f32 values. All are exact (casts are elementwise,
-    widening is exact, and the ops only move elements), so the step
+    there, and fused views are of f32 values. All are exact (casts are
+    elementwise, widening is exact, and the ops only move elements), so the step
     computes the same bits while moving fewer bytes.
 
     In a mixed-precision step the activations and gradients are stored in
