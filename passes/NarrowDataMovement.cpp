@@ -1,10 +1,10 @@
 //===- NarrowDataMovement.cpp - --fluid-narrow-data-movement --------------===//
 //
-// In a mixed-precision step, reshapes, transposes and slices of 16-bit
-// values widened to f32 move the 16-bit values and widen after; reshapes
-// and transposes that only narrowing casts read move the narrowed values;
-// a narrowing cast that then meets a widening one gives the 16-bit value
-// back (docs/PRECISION.md).
+// In a mixed-precision step, reshapes, transposes, slices and max pooling
+// of 16-bit values widened to f32 take the 16-bit values and widen after;
+// reshapes and transposes that only narrowing casts read move the narrowed
+// values; a narrowing cast that then meets a widening one gives the 16-bit
+// value back (docs/PRECISION.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,14 +54,15 @@ bool isAbsorbedView(Operation *op) {
          });
 }
 
-/// `op` (one operand, one result) again on `input`, its result of element
-/// type `element`.
-Value recreateOn(PatternRewriter &rewriter, Operation *op, Value input,
-                 Type element) {
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  OperationState state(op->getLoc(), op->getName(), ValueRange{input},
-                       TypeRange{type.clone(element)}, op->getAttrs());
-  return rewriter.create(state)->getResult(0);
+/// `op` (one operand) again on `input`, its first result of element type
+/// `element` (any others, such as max pooling's picks, as they were).
+Operation *recreateOn(PatternRewriter &rewriter, Operation *op, Value input,
+                      Type element) {
+  SmallVector<Type> types(op->getResultTypes());
+  types.front() = cast<RankedTensorType>(types.front()).clone(element);
+  OperationState state(op->getLoc(), op->getName(), ValueRange{input}, types,
+                       op->getAttrs());
+  return rewriter.create(state);
 }
 
 /// A pattern that counts its rewrites (the pass's statistics).
@@ -73,27 +74,30 @@ struct CountingPattern : public OpRewritePattern<OpTy> {
   int64_t &count;
 };
 
-/// op(widen(x)) -> widen(op(x)) for an op that only moves its one
-/// operand's elements: the same op on the 16-bit tensor, then the exact
-/// widening of its result. Bit for bit the same f32 tensor, half the bytes
-/// moved.
+/// op(widen(x)) -> widen(op(x)) for an op that only moves or selects its
+/// one operand's elements (a view, or max pooling, whose maxima and picks
+/// are the same in the 16-bit type since widening is exact and keeps the
+/// order): the same op on the 16-bit tensor, then the exact widening of
+/// its first result. Bit for bit the same f32 tensor, half the bytes moved.
 template <typename OpTy>
 struct MoveBeforeWidening : public CountingPattern<OpTy> {
   using CountingPattern<OpTy>::CountingPattern;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    if (op->getNumOperands() != 1 || op->getNumResults() != 1)
+    if (op->getNumOperands() != 1 || op->getNumResults() < 1)
       return failure();
     Value narrow = widenedFrom(op->getOperand(0));
     auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
     if (!narrow || !type || !type.getElementType().isF32() ||
         isAbsorbedView(op))
       return failure();
-    rewriter.replaceOpWithNewOp<CastOp>(
-        op, type,
-        recreateOn(rewriter, op, narrow,
-                   getElementTypeOrSelf(narrow.getType())));
+    Operation *moved = recreateOn(rewriter, op, narrow,
+                                  getElementTypeOrSelf(narrow.getType()));
+    SmallVector<Value> results(moved->getResults());
+    results.front() =
+        CastOp::create(rewriter, op.getLoc(), type, moved->getResult(0));
+    rewriter.replaceOp(op, results);
     ++this->count;
     return success();
   }
@@ -128,7 +132,8 @@ struct MoveAfterNarrowing : public CountingPattern<OpTy> {
     auto inputType = cast<RankedTensorType>(input.getType());
     Value narrowInput =
         CastOp::create(rewriter, op.getLoc(), inputType.clone(element), input);
-    Value narrowed = recreateOn(rewriter, op, narrowInput, element);
+    Value narrowed =
+        recreateOn(rewriter, op, narrowInput, element)->getResult(0);
     for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
       rewriter.replaceOp(user, narrowed);
     rewriter.eraseOp(op);
@@ -169,7 +174,8 @@ struct FluidNarrowDataMovementPass
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
     patterns.add<MoveBeforeWidening<ReshapeOp>, MoveBeforeWidening<TransposeOp>,
-                 MoveBeforeWidening<SliceOp>>(context, moved);
+                 MoveBeforeWidening<SliceOp>, MoveBeforeWidening<MaxPool2DOp>,
+                 MoveBeforeWidening<MaxPool2DWithIndicesOp>>(context, moved);
     patterns
         .add<MoveAfterNarrowing<ReshapeOp>, MoveAfterNarrowing<TransposeOp>>(
             context, moved);

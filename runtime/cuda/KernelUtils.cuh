@@ -22,6 +22,8 @@
 #include "fluid/runtime/CudaCheck.h"
 #include "fluid/runtime/Error.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -59,6 +61,30 @@ inline void requireFloatDtype(const CheckedTensor &t) {
     throw Error(FLUID_ERROR_UNSUPPORTED,
                 t.name + " has dtype " + cpu::dtypeName(t.dtype()) +
                     "; the cuda kernels support f32 and f64");
+}
+
+/// Fails (as unsupported) unless `t` is f16, bf16, f32 or f64.
+inline void requireAnyFloatDtype(const CheckedTensor &t) {
+  const int32_t d = t.dtype();
+  if (d != FLUID_F32 && d != FLUID_F64 && d != FLUID_F16 && d != FLUID_BF16)
+    throw Error(FLUID_ERROR_UNSUPPORTED,
+                t.name + " has dtype " + cpu::dtypeName(t.dtype()) +
+                    "; the cuda kernels support f16, bf16, f32 and f64");
+}
+
+/// Calls `body(T{})` with T the C++ type of a float dtype: f64, f16, bf16,
+/// or f32 for any other (the caller has checked the dtype).
+template <typename Fn> auto dispatchAnyFloat(int32_t dtype, Fn &&body) {
+  switch (dtype) {
+  case FLUID_F64:
+    return body(double{});
+  case FLUID_F16:
+    return body(__half{});
+  case FLUID_BF16:
+    return body(__nv_bfloat16{});
+  default:
+    return body(float{});
+  }
 }
 
 /// The stream of `context`, failing on a null context; makes the context's

@@ -696,21 +696,6 @@ bool launchGradFilter(fluid_cuda_context *context, const T *gradOutput,
   return true;
 }
 
-/// Calls `body(T{})` with the C++ type of a convolution's dtype (f32, f64,
-/// f16 or bf16, checked by the caller).
-template <typename Fn> auto dispatchConvType(int32_t dtype, Fn &&body) {
-  switch (dtype) {
-  case FLUID_F64:
-    return body(double{});
-  case FLUID_F16:
-    return body(__half{});
-  case FLUID_BF16:
-    return body(__nv_bfloat16{});
-  default:
-    return body(float{});
-  }
-}
-
 } // namespace
 
 bool cuda::isDepthwiseChannelsLast(const cpu::Conv2dGeometry &g) {
@@ -732,7 +717,7 @@ void cuda::depthwiseConv2d(fluid_cuda_context *context, int32_t dtype,
                            const void *input, const void *filter,
                            const void *bias, void *output,
                            const cpu::Conv2dGeometry &g) {
-  dispatchConvType(dtype, [&](auto zero) {
+  dispatchAnyFloat(dtype, [&](auto zero) {
     using T = decltype(zero);
     launchGather<T, false>(streamOf(context), static_cast<const T *>(input),
                            static_cast<const T *>(filter),
@@ -745,7 +730,7 @@ void cuda::depthwiseConv2dGradInput(fluid_cuda_context *context, int32_t dtype,
                                     const void *gradOutput, const void *filter,
                                     void *gradInput,
                                     const cpu::Conv2dGeometry &g) {
-  dispatchConvType(dtype, [&](auto zero) {
+  dispatchAnyFloat(dtype, [&](auto zero) {
     using T = decltype(zero);
     launchGather<T, true>(streamOf(context), static_cast<const T *>(gradOutput),
                           static_cast<const T *>(filter),
@@ -758,7 +743,7 @@ bool cuda::depthwiseConv2dGradFilter(fluid_cuda_context *context, int32_t dtype,
                                      const void *gradOutput, const void *input,
                                      void *gradFilter,
                                      const cpu::Conv2dGeometry &g) {
-  return dispatchConvType(dtype, [&](auto zero) {
+  return dispatchAnyFloat(dtype, [&](auto zero) {
     using T = decltype(zero);
     return launchGradFilter(context, static_cast<const T *>(gradOutput),
                             static_cast<const T *>(input),

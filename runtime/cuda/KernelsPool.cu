@@ -118,6 +118,18 @@ template <typename Index> struct PlaneIndex {
   }
 };
 
+/// Whether max pooling takes `value` over the window's best so far: a
+/// larger value, or a NaN (the last one wins, as on the cpu). 16-bit values
+/// compare as their exact f32 widenings.
+template <typename T> __device__ inline bool takesOver(T value, T best) {
+  if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
+    const float v = float(value);
+    return v > float(best) || v != v;
+  } else {
+    return value > best || value != value;
+  }
+}
+
 /// The plane-local index of the pick of max-pooling window (oh, ow), its
 /// value, and in `tap` its offset ky * kernelW + kx in the window.
 template <typename T>
@@ -141,8 +153,7 @@ __device__ inline int64_t maxPick(const T *plane, const PoolShape &g,
       const int64_t index = rowStart + ow * g.cols.stride - g.cols.padBefore +
                             kx * g.cols.dilation;
       const T value = plane[index];
-      // A NaN wins, the last one if several, as on the cpu.
-      if (value > best || value != value) {
+      if (takesOver(value, best)) {
         best = value;
         bestIndex = index;
         tap = ky * g.cols.kernel + kx;
@@ -490,8 +501,7 @@ __device__ inline T tileWindowMax(const T *rows, int32_t firstRow,
     for (int32_t kx = kxBegin; kx < kxEnd; ++kx) {
       const int32_t iw = left + kx * t.dilationW;
       const T value = row[iw];
-      // A NaN wins, the last one if several, as on the cpu.
-      if (value > best || value != value) {
+      if (takesOver(value, best)) {
         best = value;
         pick = ih * t.width + iw;
         tap = ky * t.kernelW + kx;
@@ -705,9 +715,15 @@ bool launchMaxPoolGradTiles(cudaStream_t stream, const T *gradOutput,
 /// The device-side copy of a pooling geometry the cpu backend checked
 /// (cpu::makePool2dGeometry), after the cuda backend's dtype check, so that
 /// both backends accept and reject the same calls with the same messages.
+/// `sixteenBit`: the kernel also takes f16 and bf16 (max pooling's forward,
+/// whose maxima are exact in any type).
 template <typename MakeGeometry>
-PoolShape checkPool(const CheckedTensor &inputShaped, MakeGeometry &&make) {
-  requireFloatDtype(inputShaped);
+PoolShape checkPool(const CheckedTensor &inputShaped, MakeGeometry &&make,
+                    bool sixteenBit = false) {
+  if (sixteenBit)
+    requireAnyFloatDtype(inputShaped);
+  else
+    requireFloatDtype(inputShaped);
   const cpu::Pool2dGeometry g = make();
   return PoolShape{g.planes, Axis(g.rows), Axis(g.cols),
                    g.batch,  g.channels,   g.channelsLast};
@@ -923,8 +939,7 @@ fixedWindowMax(const T *__restrict__ plane, const FixedWindows &w, int32_t oh,
 #pragma unroll
       for (int kx = 0; kx < K; ++kx) {
         const T value = rows[r * S + ky].taps[kx];
-        // A NaN wins, the last one if several, as on the cpu.
-        if (value > max || value != value) {
+        if (takesOver(value, max)) {
           max = value;
           pickY = ky;
           pickX = kx;
@@ -1656,9 +1671,8 @@ __global__ void __launch_bounds__(kBlockSize)
     auto consider = [&](const Vector<T, kV> &value, UCoord tap) {
 #pragma unroll
       for (int l = 0; l < kV; ++l) {
-        // A NaN wins, the last one if several, as on the cpu.
         const T v = value.v[l];
-        if (v > best[l] || v != v) {
+        if (takesOver(v, best[l])) {
           best[l] = v;
           pick[l] = tap;
         }
@@ -2100,15 +2114,18 @@ fluid_cuda_max_pool2d(fluid_cuda_context *context,
     CheckedTensor input = checkTensor(context, inputDesc, "input");
     CheckedTensor output = checkTensor(context, outputDesc, "output");
     cpu::requireParams(params);
-    const PoolShape g = checkPool(input, [&] {
-      cpu::Pool2dGeometry geometry =
-          cpu::makeMaxPool2dGeometry(input, output, *params);
-      geometry.requireWindowsTouchInput();
-      return geometry;
-    });
+    const PoolShape g = checkPool(
+        input,
+        [&] {
+          cpu::Pool2dGeometry geometry =
+              cpu::makeMaxPool2dGeometry(input, output, *params);
+          geometry.requireWindowsTouchInput();
+          return geometry;
+        },
+        /*sixteenBit=*/true);
     if (g.outputs() == 0)
       return;
-    cpu::dispatchFloat(input.dtype(), [&](auto zero) {
+    dispatchAnyFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
       if (g.channelsLast)
         launchMaxPoolNhwc(stream, input.data<T>(), g, output.data<T>(),
@@ -2130,16 +2147,19 @@ extern "C" fluid_status fluid_cuda_max_pool2d_with_indices(
     CheckedTensor output = checkTensor(context, outputDesc, "output");
     CheckedTensor indices = checkTensor(context, indicesDesc, "indices");
     cpu::requireParams(params);
-    const PoolShape g = checkPool(input, [&] {
-      cpu::Pool2dGeometry geometry =
-          cpu::makeMaxPool2dGeometry(input, output, *params);
-      cpu::requirePoolIndices(indices, output, params->kernel);
-      geometry.requireWindowsTouchInput();
-      return geometry;
-    });
+    const PoolShape g = checkPool(
+        input,
+        [&] {
+          cpu::Pool2dGeometry geometry =
+              cpu::makeMaxPool2dGeometry(input, output, *params);
+          cpu::requirePoolIndices(indices, output, params->kernel);
+          geometry.requireWindowsTouchInput();
+          return geometry;
+        },
+        /*sixteenBit=*/true);
     if (g.outputs() == 0)
       return;
-    cpu::dispatchFloat(input.dtype(), [&](auto zero) {
+    dispatchAnyFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
       if (g.channelsLast)
         launchMaxPoolNhwc(stream, input.data<T>(), g, output.data<T>(),

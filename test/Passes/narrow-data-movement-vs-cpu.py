@@ -8,9 +8,13 @@
 # runs two steps from the exported weights on the same data with and
 # without the pass (fluid-run).
 #
+# So is fluid-models' ResNet-18 (32x32 images, its stem's max pooling), NCHW
+# and channels-last, from seeded weights on seeded data.
+#
 # Oracle: the step without the pass. Widening a 16-bit value to f32 is exact
-# and reshapes, transposes and slices only move elements, so the losses and
-# every tensor after the steps must be bitwise equal. Checked as well: the
+# and keeps the order, reshapes, transposes and slices only move elements,
+# and max pooling picks the same elements, so the losses and every tensor
+# after the steps must be bitwise equal. Checked as well: the
 # pass changed something (data movement on bf16 tensors, fewer casts), and
 # `fluid-compile --precision bf16` runs it unless `--no-narrow-data-movement`
 # (fewer cast launches in the buffers it emits).
@@ -77,6 +81,49 @@ for name in ("vit", "convnext"):
     print(f"{name}: {moved} data movement ops on bf16, casts {casts['off']} "
           f"-> {casts['on']}, losses {', '.join(losses)}, {compared} tensors "
           "bitwise equal")
+
+# ResNet-18's stem: max pooling (with its picks, as --fluid-pool-indices
+# makes it, NCHW and channels-last) of the widened bf16 activation takes
+# the bf16 tensor itself.
+POOLED = r"fluid\.max_pool2d(?:_with_indices)? %[\w.#]+ \{[^}]*\} : " \
+    r"tensor<[^>]*xbf16> -> tensor<[^>]*xbf16>"
+model = os.path.join(work, "resnet18.mlir")
+run("fluid-models", "resnet18", "--batch", "2", "--image-size", "32",
+    "--classes", "10", "-o", model)
+init = os.path.join(work, "resnet18-init.safetensors")
+run("fluid-run", model, "--seed", "1", "--save-params", init)
+for layout in ("nchw", "nhwc"):
+    base = os.path.join(work, "resnet18-" + layout)
+    passes = ["--fluid-mixed-precision=precision=bf16", TRAINING,
+              "--fluid-narrow-gradients", "--fluid-pool-indices"]
+    if layout == "nhwc":
+        passes.append("--fluid-layout=layout=nhwc")
+    run("fluid-opt", model, *passes, "-o", base + "-off.mlir")
+    run("fluid-opt", base + "-off.mlir", "--fluid-narrow-data-movement",
+        "-o", base + "-on.mlir")
+    ir = {}
+    for variant in ("on", "off"):
+        with open(f"{base}-{variant}.mlir") as f:
+            ir[variant] = f.read()
+    # Every max pooling (the step's and the evaluation function's).
+    pools = len(re.findall(r"fluid\.max_pool2d(?:_with_indices)? ",
+                           ir["off"]))
+    pooled = {v: len(re.findall(POOLED, ir[v])) for v in ir}
+    if pools < 2 or pooled != {"on": pools, "off": 0}:
+        problems.append(f"resnet18 {layout}: bf16 max pooling {pooled} of "
+                        f"{pools} (expected all with the pass, none "
+                        "without)")
+    out, saved = {}, {}
+    for variant in ("on", "off"):
+        saved[variant] = f"{base}-{variant}.safetensors"
+        out[variant] = run("fluid-run", f"{base}-{variant}.mlir", "--seed",
+                           "1", "--repeat", "2", "--params", init,
+                           "--print-values", "1", "--save-params",
+                           saved[variant])
+    compared = compare_bitwise("resnet18 " + layout, out, saved, problems)
+    print(f"resnet18 {layout}: max pooling on bf16, casts "
+          f"{ir['off'].count('fluid.cast')} -> {ir['on'].count('fluid.cast')}"
+          f", {compared} tensors bitwise equal")
 
 # fluid-compile runs the pass for bf16 unless told not to.
 base = os.path.join(work, "vit")

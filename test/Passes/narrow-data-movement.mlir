@@ -109,3 +109,27 @@ func.func @absorbed_view(%x: tensor<2x5x8xbf16>, %y: tensor<2x1x8xf32>) -> (tens
   %n = fluid.cast %s2 : tensor<2x1x8xf32> -> tensor<2x1x8xbf16>
   return %a, %n : tensor<2x1x8xf32>, tensor<2x1x8xbf16>
 }
+
+// -----
+
+// ResNet's stem: max pooling of a widened bf16 activation pools the bf16
+// tensor (its picks unchanged), whose output the next convolution's
+// narrowing cast then takes as it is; channels-last max pooling without
+// picks widens its bf16 result for an f32 reader. Average pooling, which
+// adds, is not moved.
+// CHECK-LABEL: func.func @stem_pool
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x8x4xbf16>)
+// CHECK: %[[W:.*]] = fluid.cast %[[X]] : tensor<2x8x8x4xbf16> -> tensor<2x8x8x4xf32>
+// CHECK: %[[Y:.*]], %[[I:.*]] = fluid.max_pool2d_with_indices %[[X]] {{{.*}}channels_last{{.*}}} : tensor<2x8x8x4xbf16> -> tensor<2x4x4x4xbf16>, tensor<2x4x4x4xui8>
+// CHECK: %[[P:.*]] = fluid.max_pool2d %[[X]] {{{.*}}} : tensor<2x8x8x4xbf16> -> tensor<2x4x4x4xbf16>
+// CHECK: %[[PW:.*]] = fluid.cast %[[P]] : tensor<2x4x4x4xbf16> -> tensor<2x4x4x4xf32>
+// CHECK: %[[A:.*]] = fluid.avg_pool2d %[[W]]
+// CHECK: return %[[Y]], %[[I]], %[[PW]], %[[A]]
+func.func @stem_pool(%x: tensor<2x8x8x4xbf16>) -> (tensor<2x4x4x4xbf16>, tensor<2x4x4x4xui8>, tensor<2x4x4x4xf32>, tensor<2x8x8x2xf32>) {
+  %w = fluid.cast %x : tensor<2x8x8x4xbf16> -> tensor<2x8x8x4xf32>
+  %y, %i = fluid.max_pool2d_with_indices %w {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<2x8x8x4xf32> -> tensor<2x4x4x4xf32>, tensor<2x4x4x4xui8>
+  %n = fluid.cast %y : tensor<2x4x4x4xf32> -> tensor<2x4x4x4xbf16>
+  %p = fluid.max_pool2d %w {channels_last, kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x8x8x4xf32> -> tensor<2x4x4x4xf32>
+  %a = fluid.avg_pool2d %w {kernel_size = array<i64: 1, 2>, strides = array<i64: 1, 2>} : tensor<2x8x8x4xf32> -> tensor<2x8x8x2xf32>
+  return %n, %i, %p, %a : tensor<2x4x4x4xbf16>, tensor<2x4x4x4xui8>, tensor<2x4x4x4xf32>, tensor<2x8x8x2xf32>
+}

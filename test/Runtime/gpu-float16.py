@@ -38,12 +38,19 @@ and a 16-bit one within one unit in the last place; the vector column
 path (a channels-last mean over H and W), the scalar columns and rows.
 An output dtype other than the input's or f32 is the cpu's error.
 
+Max pooling's forward (max_pool2d and max_pool2d_with_indices, NCHW and
+channels-last, on the vector path and off it) of f16 and bf16 inputs: a
+maximum is exact in any type, so the outputs and the picks must equal the
+cpu's bitwise (NaN only as NaN), with ties, NaNs and windows of -inf;
+average pooling of a 16-bit input stays unsupported on cuda.
+
 Operands of mixed 16-bit and f32 dtypes are errors.
 
   usage: gpu-float16.py path/to/libfluid_runtime.so
 """
 
 import ctypes
+import importlib
 import os
 import sys
 
@@ -53,6 +60,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "lib"))
 import fluidcuda  # noqa: E402
 import fluidrt  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+gpu_pool = importlib.import_module("gpu-pool")
 
 TENSOR = fluidcuda.TENSOR
 F16, BF16 = 4, fluidrt.BF16
@@ -515,6 +525,87 @@ def reduce_dtype_error_case(suite, ctx):
     return body
 
 
+def set_pool_signatures(lib):
+    for op in ("max_pool2d", "max_pool2d_with_indices", "avg_pool2d"):
+        argtypes = gpu_pool.harness.SIGNATURES[op]
+        getattr(lib, "fluid_cpu_" + op).argtypes = argtypes
+        getattr(lib, "fluid_cpu_" + op).restype = ctypes.c_int32
+        getattr(lib, "fluid_cuda_" + op).argtypes = [ctypes.c_void_p] + \
+            argtypes
+        getattr(lib, "fluid_cuda_" + op).restype = ctypes.c_int32
+
+
+# (name, NCHW input shape, kernel, strides, padding, dilation, ceil): the
+# stem's windows (the channels-last vector path: C a multiple of 8), odd
+# channels (one a thread), dilation and ceil mode.
+POOLS = [
+    ("3x3 s2 p1 C=16", [2, 16, 13, 12], [3, 3], [2, 2], [1, 1, 1, 1],
+     [1, 1], 0),
+    ("3x3 s2 p1 C=5", [2, 5, 9, 9], [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 0),
+    ("2x3 dilation 2x3 ceil C=8", [1, 8, 13, 14], [2, 3], [2, 2],
+     [1, 0, 0, 2], [2, 3], 1),
+]
+
+
+def max_pool_case(suite, ctx, code, window, channels_last, values):
+    """fluid_cuda_max_pool2d and _with_indices against the cpu's on a
+    16-bit input: outputs and picks bitwise."""
+    lib = suite.lib
+    _, shape, kernel, strides, padding, dilation, ceil = window
+
+    def body():
+        params = gpu_pool.nhwc_params(kernel, strides, padding, dilation,
+                                      ceil, int(channels_last))
+        out = gpu_pool.output_shape(shape, kernel, strides, padding,
+                                    dilation, ceil)
+        in_shape = shape
+        if channels_last:
+            in_shape, out = gpu_pool.nhwc_shape(shape), \
+                gpu_pool.nhwc_shape(out)
+        x = to_half(lib, gpu_pool.pool_input(suite, in_shape, np.float32,
+                                             values) * 3, code)
+        want = np.zeros(out, np.uint16)
+        want_picks = np.zeros(out, np.uint8)
+        fluidrt.check(lib, lib.fluid_cpu_max_pool2d_with_indices(
+            desc(x.bits, code), desc(want, code), desc(want_picks), params))
+        dx = upload(ctx, x)
+        got = ctx.upload(np.full(out, 0x7E7E, np.uint16), code)
+        picks = ctx.upload(np.full(out, 77, np.uint8))
+        plain = ctx.upload(np.full(out, 0x7E7E, np.uint16), code)
+        ctx("max_pool2d_with_indices", dx, got, picks, params)
+        ctx("max_pool2d", dx, plain, params)
+        results = [download(got, code), picks.download(),
+                   download(plain, code)]
+        for t in (dx, got, picks, plain):
+            t.free()
+        want = Half(want, code)
+        for name, result in (("output", results[0]),
+                             ("max_pool2d's output", results[2])):
+            if not bitwise_equal(result, want):
+                raise AssertionError(f"{name} differs from the cpu's")
+        if not np.array_equal(results[1], want_picks):
+            bad = np.flatnonzero(results[1] != want_picks)
+            raise AssertionError(f"{len(bad)} picks differ from the cpu's")
+        return f"{want.bits.size} maxima and picks bitwise equal"
+    return body
+
+
+def avg_pool_unsupported_case(suite, ctx, code):
+    def body():
+        x = upload(ctx, to_half(suite.lib, suite.randn(1, 1, 4, 4), code))
+        out = ctx.upload(np.zeros((1, 1, 2, 2), np.uint16), code)
+        params = gpu_pool.harness.AvgPool2dParams([2, 2], [2, 2],
+                                                  [0, 0, 0, 0], 0, 1)
+        status, message = ctx.status("avg_pool2d", x, out,
+                                     ctypes.byref(params))
+        for t in (x, out):
+            t.free()
+        fluidcuda.expect_status(suite.lib, status, fluidcuda.UNSUPPORTED,
+                                ["input", NAMES[code]])
+        return message
+    return body
+
+
 def mixed_dtype_case(suite, ctx):
     def body():
         x = to_half(suite.lib, suite.randn(1, 2, 5, 5), BF16)
@@ -535,6 +626,7 @@ def main():
     suite = fluidcuda.Suite(sys.argv)
     set_signatures(suite.lib)
     set_reduce_signatures(suite.lib)
+    set_pool_signatures(suite.lib)
     with fluidcuda.Context(suite.lib) as ctx:
         for source in (F32, F64, F16, BF16):
             for target in (F16, BF16, F32, F64):
@@ -565,6 +657,18 @@ def main():
                         continue
                     suite.case(f"{op} {NAMES[code]} {name}", elementwise_case(
                         suite, ctx, code, op, shapes(tensors - 1)))
+            for window in POOLS:
+                for layout in (False, True):
+                    for values in (False, True, None, "infinities"):
+                        kind = {False: "random", True: "ties", None: "NaNs",
+                                "infinities": "infinities"}[values]
+                        suite.case(
+                            f"max pooling {NAMES[code]} "
+                            f"{'NHWC' if layout else 'NCHW'} {window[0]} "
+                            f"{kind}", max_pool_case(suite, ctx, code, window,
+                                                     layout, values))
+            suite.case(f"avg_pool2d {NAMES[code]} unsupported",
+                       avg_pool_unsupported_case(suite, ctx, code))
             for name, op, shape, arg in REDUCTIONS:
                 for out_code in (code, F32):
                     suite.case(f"{op} {NAMES[code]} -> {NAMES[out_code]} "

@@ -140,8 +140,8 @@ static cl::opt<bool> noNarrowGradients(
 static cl::opt<bool> noNarrowDataMovement(
     "no-narrow-data-movement",
     cl::desc("With --precision bf16|fp16: skip --fluid-narrow-data-movement "
-             "(reshapes, transposes and slices of 16-bit values then move "
-             "f32 copies of them)"),
+             "(reshapes, transposes, slices and max pooling of 16-bit "
+             "values then take f32 copies of them)"),
     cl::init(false), cl::cat(compileCategory));
 static cl::opt<bool> noWideningReductions(
     "no-widening-reductions",
