@@ -56,11 +56,13 @@
 #   Peak memory (this process and a tool together) is printed per model:
 #   under 16 GB for every model at these sizes and batch 2 (vit_h_14
 #   and regnet_y_128gf, over 2 GiB in float32: 632 and 645 million
-#   parameters; regnet_y_128gf's float32 step peaked at 15.1 GB). A
-#   float32 step is no oracle for the RegNets at 64 x 64 and batch 2:
-#   regnet_y_32gf's differs from PyTorch's float32 step by 0.31 of the
-#   largest value (the first layers' gradients; 0.32 for regnet_y_128gf),
-#   while its float64 step agrees to 8.4e-13 (bench/NOTES.md, session 24).
+#   parameters; regnet_y_128gf's peaked at 15.1 GB). PyTorch's float32
+#   step is no oracle for the RegNets at 64 x 64 and batch 2: regnet_y_32gf's
+#   differs from Fluid's float32 step by 0.31 of the largest value (the
+#   first layers' gradients; 0.32 for regnet_y_128gf), while the float64
+#   steps agree to 8.4e-13, and each float32 step is about as far from the
+#   float64 one as the other (regnet_y_128gf: Fluid's at most 2.1 times
+#   PyTorch's; bench/NOTES.md, sessions 24 and 25).
 # Prints a table: model, opset, image size, import, forward error (of the
 # largest logit), loss error (relative), param error (the largest
 # difference of a tensor after the step relative to its largest value,
