@@ -3,8 +3,9 @@
 // In a mixed-precision step, reshapes, transposes, slices and max pooling
 // of 16-bit values widened to f32 take the 16-bit values and widen after;
 // reshapes and transposes that only narrowing casts read move the narrowed
-// values; a narrowing cast that then meets a widening one gives the 16-bit
-// value back (docs/PRECISION.md).
+// values; a max-pooling gradient of a widened 16-bit gradient, rounded to
+// that type, is computed in it; a narrowing cast that then meets a
+// widening one gives the 16-bit value back (docs/PRECISION.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -142,6 +143,42 @@ struct MoveAfterNarrowing : public CountingPattern<OpTy> {
   }
 };
 
+/// narrow(max_pool2d_grad_indices(widen(g), picks)) -> the same gradient of
+/// g in g's 16-bit type, where the narrowing is to that type and the only
+/// reader: a 16-bit max-pooling gradient is defined as its f32 sums rounded
+/// to the 16-bit type, so this is the same tensor without the f32 copies of
+/// the gradient and of its sums (--fluid-narrow-gradients rounds a max
+/// pooling's gradient of 16-bit values that two ops read). Also
+/// max_pool2d_grad, whose input must then be a widening of the same type.
+template <typename OpTy>
+struct NarrowPoolGradient : public CountingPattern<CastOp> {
+  using CountingPattern<CastOp>::CountingPattern;
+
+  LogicalResult matchAndRewrite(CastOp narrow,
+                                PatternRewriter &rewriter) const override {
+    auto gradient = narrow.getInput().getDefiningOp<OpTy>();
+    Type element = getElementTypeOrSelf(narrow.getType());
+    if (!gradient || !gradient->hasOneUse() ||
+        !(element.isBF16() || element.isF16()) ||
+        !getElementTypeOrSelf(gradient.getType()).isF32())
+      return failure();
+    SmallVector<Value> operands(gradient->getOperands());
+    for (size_t k = 0; k < operands.size(); ++k) {
+      if (!isa<FloatType>(getElementTypeOrSelf(operands[k].getType())))
+        continue; // max_pool2d_grad_indices' picks
+      Value from = widenedFrom(operands[k]);
+      if (!from || getElementTypeOrSelf(from.getType()) != element)
+        return failure();
+      operands[k] = from;
+    }
+    OperationState state(gradient.getLoc(), gradient->getName(), operands,
+                         TypeRange{narrow.getType()}, gradient->getAttrs());
+    rewriter.replaceOp(narrow, rewriter.create(state)->getResults());
+    ++count;
+    return success();
+  }
+};
+
 /// cast(widen(x)) back to x's type is x: CastOp's own folder, applied to
 /// casts alone (the pass runs without folding, so that nothing else
 /// changes).
@@ -179,6 +216,8 @@ struct FluidNarrowDataMovementPass
     patterns
         .add<MoveAfterNarrowing<ReshapeOp>, MoveAfterNarrowing<TransposeOp>>(
             context, moved);
+    patterns.add<NarrowPoolGradient<MaxPool2DGradIndicesOp>,
+                 NarrowPoolGradient<MaxPool2DGradOp>>(context, moved);
     patterns.add<DropRoundTrip>(context, dropped);
     // Only these rewrites (and erasing what they leave unused): no
     // folding, no constants moved or merged, no region simplification.

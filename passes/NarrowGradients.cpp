@@ -1,8 +1,9 @@
 //===- NarrowGradients.cpp - --fluid-narrow-gradients ---------------------===//
 //
 // In a mixed-precision training step, the activation gradients computed from
-// 16-bit values that more than one op (or a non-elementwise op) reads are
-// stored in 16 bits, as torch.autocast's are (docs/PRECISION.md).
+// 16-bit values (elementwise, or by max pooling's gradient) that more than
+// one op (or a non-elementwise op) reads are stored in 16 bits, as
+// torch.autocast's are (docs/PRECISION.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,9 +84,9 @@ struct FluidNarrowGradientsPass
 
   /// The 16-bit type that `result` (of `op`) is computed from, or null: a
   /// widening cast of a 16-bit value; a reshape or broadcast of such a
-  /// value; an elementwise op whose operands of the result's size are all
-  /// such values of one type (smaller, broadcast operands such as a
-  /// per-channel factor or a scalar do not count).
+  /// value, or max pooling's gradient of one; an elementwise op whose operands
+  /// of the result's size are all such values of one type (smaller, broadcast
+  /// operands such as a per-channel factor or a scalar do not count).
   static Type sourceType(Operation *op, Value result,
                          const DenseMap<Value, Type> &source) {
     if (!isF32Tensor(result.getType()))
@@ -101,7 +102,7 @@ struct FluidNarrowGradientsPass
     };
     if (isa<CastOp>(op))
       return lookup(result);
-    if (isa<ReshapeOp, BroadcastToOp>(op))
+    if (isa<ReshapeOp, BroadcastToOp>(op) || isPoolGradient(op))
       return lookup(op->getOperand(0));
     if (!isFusibleElementwise(op))
       return {};
@@ -119,14 +120,22 @@ struct FluidNarrowGradientsPass
     return element;
   }
 
+  /// Max pooling's gradient: sums of the picked terms of its first
+  /// operand (grad_output); its second (the input or the picks) only
+  /// selects.
+  static bool isPoolGradient(Operation *op) {
+    return isa<MaxPool2DGradOp, MaxPool2DGradIndicesOp>(op);
+  }
+
   /// Whether `result` (of `op`, computed from 16-bit values) is stored in
-  /// 16 bits: an f32 tensor of rank 3 or more that an elementwise op (not
-  /// a cast) makes, outside the parameter updates, not returned, and read
-  /// by more than one op or by one that is not elementwise (the rule of
-  /// --fluid-mixed-precision's store-activations).
+  /// 16 bits: an f32 tensor of rank 3 or more, outside the parameter
+  /// updates and not returned, that an elementwise op (not a cast) makes
+  /// and more than one op or one that is not elementwise reads (the rule
+  /// of --fluid-mixed-precision's store-activations), or that max
+  /// pooling's gradient makes (stored whoever reads it).
   static bool isChosen(Operation *op, Value result,
                        const DenseSet<Value> &updates) {
-    if (isa<CastOp>(op) || !isFusibleElementwise(op) ||
+    if (isa<CastOp>(op) || !(isFusibleElementwise(op) || isPoolGradient(op)) ||
         !isF32Tensor(result.getType(), /*minRank=*/3) ||
         updates.contains(result))
       return false;
@@ -134,7 +143,10 @@ struct FluidNarrowGradientsPass
           return user->hasTrait<mlir::OpTrait::IsTerminator>();
         }))
       return false;
-    return isReadBeyondOneRegion(result);
+    // A pooling gradient is written to memory whoever reads it (no fused
+    // region takes it).
+    return isPoolGradient(op) ? !result.use_empty()
+                              : isReadBeyondOneRegion(result);
   }
 };
 

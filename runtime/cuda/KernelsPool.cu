@@ -118,16 +118,38 @@ template <typename Index> struct PlaneIndex {
   }
 };
 
+/// Whether T is a 16-bit float type.
+template <typename T>
+constexpr bool kSixteenBit =
+    std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
 /// Whether max pooling takes `value` over the window's best so far: a
 /// larger value, or a NaN (the last one wins, as on the cpu). 16-bit values
 /// compare as their exact f32 widenings.
 template <typename T> __device__ inline bool takesOver(T value, T best) {
-  if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
+  if constexpr (kSixteenBit<T>) {
     const float v = float(value);
     return v > float(best) || v != v;
   } else {
     return value > best || value != value;
   }
+}
+
+/// A gradient term of max pooling's sums, in double (exact).
+template <typename T> __device__ inline double sumTerm(T value) {
+  if constexpr (kSixteenBit<T>)
+    return double(float(value));
+  else
+    return double(value);
+}
+
+/// A cell's gradient from its double sum: rounded to T, a 16-bit T through
+/// f32 as the cpu backend rounds it (its f32 kernel, then the narrowing).
+template <typename T> __device__ inline T fromSum(double sum) {
+  if constexpr (kSixteenBit<T>)
+    return T(float(sum));
+  else
+    return T(sum);
 }
 
 /// The plane-local index of the pick of max-pooling window (oh, ow), its
@@ -251,9 +273,9 @@ __global__ void __launch_bounds__(kBlockSize)
     forEachCoveringWindow(g, ih, iw, [&](int64_t oh, int64_t ow) {
       const int64_t o = outBase + oh * g.cols.outSize + ow;
       if (picks[o] == self)
-        sum += double(gradOutput[o]);
+        sum += sumTerm(gradOutput[o]);
     });
-    gradInput[i] = T(sum);
+    gradInput[i] = fromSum<T>(sum);
   }
 }
 
@@ -715,8 +737,9 @@ bool launchMaxPoolGradTiles(cudaStream_t stream, const T *gradOutput,
 /// The device-side copy of a pooling geometry the cpu backend checked
 /// (cpu::makePool2dGeometry), after the cuda backend's dtype check, so that
 /// both backends accept and reject the same calls with the same messages.
-/// `sixteenBit`: the kernel also takes f16 and bf16 (max pooling's forward,
-/// whose maxima are exact in any type).
+/// `sixteenBit`: the kernel also takes f16 and bf16 (max pooling, whose
+/// maxima are exact in any type and whose gradients are summed in double
+/// and rounded once, through f32, as on the cpu).
 template <typename MakeGeometry>
 PoolShape checkPool(const CheckedTensor &inputShaped, MakeGeometry &&make,
                     bool sixteenBit = false) {
@@ -1327,10 +1350,10 @@ __global__ void __launch_bounds__(kBlockSize)
           continue;
         const int64_t o = outBase + oh * g.cols.outSize + ow;
         if (int64_t(indices[o]) == ky * g.cols.kernel + kx)
-          sum += double(gradOutput[o]);
+          sum += sumTerm(gradOutput[o]);
       }
     }
-    gradInput[i] = T(sum);
+    gradInput[i] = fromSum<T>(sum);
   }
 }
 
@@ -1510,13 +1533,17 @@ void launchMaxPoolGradIndices(cudaStream_t stream, const T *gradOutput,
       checkLaunch();
     });
   };
-  if (takesFixedWindows<3, 2>(g)) {
-    fixed(std::integral_constant<int, 3>{});
-    return;
-  }
-  if (takesFixedWindows<2, 2>(g)) {
-    fixed(std::integral_constant<int, 2>{});
-    return;
+  // The fixed-window gather stores 16 bytes of f32 or f64 cells; 16-bit
+  // gradients take the thread-per-cell kernel.
+  if constexpr (!kSixteenBit<T>) {
+    if (takesFixedWindows<3, 2>(g)) {
+      fixed(std::integral_constant<int, 3>{});
+      return;
+    }
+    if (takesFixedWindows<2, 2>(g)) {
+      fixed(std::integral_constant<int, 2>{});
+      return;
+    }
   }
   withIndex(g.inputs(), [&](auto zero) {
     using Index = decltype(zero);
@@ -1849,7 +1876,7 @@ __global__ void __launch_bounds__(kBlockSize)
 #pragma unroll
         for (int l = 0; l < kV; ++l) {
           const bool picked = UCoord(picks.v[l]) == tap;
-          sums[l] += picked ? Sum(grads.v[l]) : Sum(0);
+          sums[l] += picked ? Sum(sumTerm(grads.v[l])) : Sum(0);
           count[l] += int(picked);
         }
       };
@@ -1886,7 +1913,7 @@ __global__ void __launch_bounds__(kBlockSize)
       gather(sums);
 #pragma unroll
       for (int l = 0; l < kV; ++l)
-        cell.v[l] = T(sums[l]);
+        cell.v[l] = fromSum<T>(sums[l]);
     }
     *reinterpret_cast<Vector<T, kV> *>(gradInput + int64_t(i) * kV) = cell;
   }
@@ -1954,12 +1981,13 @@ __global__ void __launch_bounds__(kBlockSize)
           const int tap = 3 * (1 + r - 2 * a) + (1 + c - 2 * b);
 #pragma unroll
           for (int l = 0; l < kV; ++l)
-            sums[l] += picks[slot].v[l] == tap ? double(grads[slot].v[l]) : 0.0;
+            sums[l] +=
+                picks[slot].v[l] == tap ? sumTerm(grads[slot].v[l]) : 0.0;
         }
         Vector<T, kV> cell;
 #pragma unroll
         for (int l = 0; l < kV; ++l)
-          cell.v[l] = T(sums[l]);
+          cell.v[l] = fromSum<T>(sums[l]);
         *reinterpret_cast<Vector<T, kV> *>(
             gradInput + ((n * w.height + ih) * w.width + iw) * w.channels +
             channel) = cell;
@@ -2213,28 +2241,34 @@ extern "C" fluid_status fluid_cuda_max_pool2d_grad(
     CheckedTensor input = checkTensor(context, inputDesc, "input");
     CheckedTensor gradInput = checkTensor(context, gradInputDesc, "grad_input");
     cpu::requireParams(params);
-    const PoolShape g = checkPool(input, [&] {
-      cpu::Pool2dGeometry geometry =
-          cpu::makeMaxPool2dGeometry(input, gradOutput, *params);
-      cpu::requireDtype(gradInput, input);
-      cpu::requireShape(gradInput, input.shape);
-      geometry.requireWindowsTouchInput();
-      return geometry;
-    });
+    const PoolShape g = checkPool(
+        input,
+        [&] {
+          cpu::Pool2dGeometry geometry =
+              cpu::makeMaxPool2dGeometry(input, gradOutput, *params);
+          cpu::requireDtype(gradInput, input);
+          cpu::requireShape(gradInput, input.shape);
+          geometry.requireWindowsTouchInput();
+          return geometry;
+        },
+        /*sixteenBit=*/true);
     if (g.inputs() == 0)
       return;
-    cpu::dispatchFloat(input.dtype(), [&](auto zero) {
+    dispatchAnyFloat(input.dtype(), [&](auto zero) {
       using T = decltype(zero);
       if (g.channelsLast) {
         launchMaxPoolGradFromInputNhwc(context, stream, gradOutput.data<T>(),
                                        input.data<T>(), g, gradInput.data<T>());
         return;
       }
-      if (launchMaxPoolGradFixed(stream, gradOutput.data<T>(), input.data<T>(),
-                                 g, gradInput.data<T>()) ||
-          launchMaxPoolGradTiles(stream, gradOutput.data<T>(), input.data<T>(),
-                                 g, gradInput.data<T>()))
-        return;
+      // The fixed-window and row-tile kernels take f32 and f64; 16-bit
+      // gradients take the picks-then-gather kernels below.
+      if constexpr (!kSixteenBit<T>)
+        if (launchMaxPoolGradFixed(stream, gradOutput.data<T>(),
+                                   input.data<T>(), g, gradInput.data<T>()) ||
+            launchMaxPoolGradTiles(stream, gradOutput.data<T>(),
+                                   input.data<T>(), g, gradInput.data<T>()))
+          return;
       const int64_t planeSize = g.rows.extent * g.cols.extent;
       if (fitsNarrowIndex(planeSize))
         launchMaxPoolGrad<T, int32_t>(context, stream, gradOutput.data<T>(),
@@ -2257,16 +2291,19 @@ extern "C" fluid_status fluid_cuda_max_pool2d_grad_indices(
     CheckedTensor indices = checkTensor(context, indicesDesc, "indices");
     CheckedTensor gradInput = checkTensor(context, gradInputDesc, "grad_input");
     cpu::requireParams(params);
-    const PoolShape g = checkPool(gradInput, [&] {
-      cpu::Pool2dGeometry geometry =
-          cpu::makeMaxPool2dGeometry(gradInput, gradOutput, *params);
-      cpu::requirePoolIndices(indices, gradOutput, params->kernel);
-      geometry.requireWindowsTouchInput();
-      return geometry;
-    });
+    const PoolShape g = checkPool(
+        gradInput,
+        [&] {
+          cpu::Pool2dGeometry geometry =
+              cpu::makeMaxPool2dGeometry(gradInput, gradOutput, *params);
+          cpu::requirePoolIndices(indices, gradOutput, params->kernel);
+          geometry.requireWindowsTouchInput();
+          return geometry;
+        },
+        /*sixteenBit=*/true);
     if (g.inputs() == 0)
       return;
-    cpu::dispatchFloat(gradInput.dtype(), [&](auto zero) {
+    dispatchAnyFloat(gradInput.dtype(), [&](auto zero) {
       using T = decltype(zero);
       if (g.channelsLast)
         launchMaxPoolGradNhwc(stream, gradOutput.data<T>(),

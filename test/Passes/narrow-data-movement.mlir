@@ -133,3 +133,37 @@ func.func @stem_pool(%x: tensor<2x8x8x4xbf16>) -> (tensor<2x4x4x4xbf16>, tensor<
   %a = fluid.avg_pool2d %w {kernel_size = array<i64: 1, 2>, strides = array<i64: 1, 2>} : tensor<2x8x8x4xf32> -> tensor<2x8x8x2xf32>
   return %n, %i, %p, %a : tensor<2x4x4x4xbf16>, tensor<2x4x4x4xui8>, tensor<2x4x4x4xf32>, tensor<2x8x8x2xf32>
 }
+
+// -----
+
+// A max-pooling gradient of a widened bf16 gradient that only its
+// narrowing to bf16 reads (what --fluid-narrow-gradients leaves) is
+// computed in bf16: from the picks, and from the input where it is a
+// widening of the same type. Not where the narrowing is to another type,
+// where the input is f32, or where another op reads the f32 sums.
+// CHECK-LABEL: func.func @pool_gradient
+// CHECK-SAME: (%[[G:.*]]: tensor<2x4x4x4xbf16>, %[[I:.*]]: tensor<2x4x4x4xui8>, %[[X:.*]]: tensor<2x8x8x4xbf16>, %[[F:.*]]: tensor<2x8x8x4xf32>)
+// CHECK-DAG: %[[A:.*]] = fluid.max_pool2d_grad_indices %[[G]], %[[I]] {{{.*}}} : tensor<2x4x4x4xbf16>, tensor<2x4x4x4xui8> -> tensor<2x8x8x4xbf16>
+// CHECK-DAG: %[[B:.*]] = fluid.max_pool2d_grad %[[G]], %[[X]] {{{.*}}} : tensor<2x4x4x4xbf16>, tensor<2x8x8x4xbf16>
+// CHECK-DAG: %[[C:.*]] = fluid.max_pool2d_grad_indices %{{.*}}, %[[I]] {{.*}} -> tensor<2x8x8x4xf32>
+// CHECK-DAG: fluid.cast %[[C]] : tensor<2x8x8x4xf32> -> tensor<2x8x8x4xf16>
+// CHECK-DAG: %[[D:.*]] = fluid.max_pool2d_grad %{{.*}}, %[[F]] {{{.*}}} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
+// CHECK-DAG: fluid.cast %[[D]] : tensor<2x8x8x4xf32> -> tensor<2x8x8x4xbf16>
+// CHECK-DAG: %[[E:.*]] = fluid.max_pool2d_grad_indices %{{.*}}, %[[I]] {{.*}} -> tensor<2x8x8x4xf32>
+// CHECK-DAG: fluid.cast %[[E]] : tensor<2x8x8x4xf32> -> tensor<2x8x8x4xbf16>
+// CHECK: return %[[A]], %[[B]]
+func.func @pool_gradient(%g: tensor<2x4x4x4xbf16>, %i: tensor<2x4x4x4xui8>, %x: tensor<2x8x8x4xbf16>, %f: tensor<2x8x8x4xf32>) -> (tensor<2x8x8x4xbf16>, tensor<2x8x8x4xbf16>, tensor<2x8x8x4xf16>, tensor<2x8x8x4xbf16>, tensor<2x8x8x4xbf16>, tensor<2x8x8x4xf32>) {
+  %gw = fluid.cast %g : tensor<2x4x4x4xbf16> -> tensor<2x4x4x4xf32>
+  %xw = fluid.cast %x : tensor<2x8x8x4xbf16> -> tensor<2x8x8x4xf32>
+  %a = fluid.max_pool2d_grad_indices %gw, %i {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<2x4x4x4xf32>, tensor<2x4x4x4xui8> -> tensor<2x8x8x4xf32>
+  %an = fluid.cast %a : tensor<2x8x8x4xf32> -> tensor<2x8x8x4xbf16>
+  %b = fluid.max_pool2d_grad %gw, %xw {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
+  %bn = fluid.cast %b : tensor<2x8x8x4xf32> -> tensor<2x8x8x4xbf16>
+  %c = fluid.max_pool2d_grad_indices %gw, %i {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<2x4x4x4xf32>, tensor<2x4x4x4xui8> -> tensor<2x8x8x4xf32>
+  %cn = fluid.cast %c : tensor<2x8x8x4xf32> -> tensor<2x8x8x4xf16>
+  %d = fluid.max_pool2d_grad %gw, %f {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<2x4x4x4xf32>, tensor<2x8x8x4xf32>
+  %dn = fluid.cast %d : tensor<2x8x8x4xf32> -> tensor<2x8x8x4xbf16>
+  %e = fluid.max_pool2d_grad_indices %gw, %i {channels_last, kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<2x4x4x4xf32>, tensor<2x4x4x4xui8> -> tensor<2x8x8x4xf32>
+  %en = fluid.cast %e : tensor<2x8x8x4xf32> -> tensor<2x8x8x4xbf16>
+  return %an, %bn, %cn, %dn, %en, %e : tensor<2x8x8x4xbf16>, tensor<2x8x8x4xbf16>, tensor<2x8x8x4xf16>, tensor<2x8x8x4xbf16>, tensor<2x8x8x4xbf16>, tensor<2x8x8x4xf32>
+}

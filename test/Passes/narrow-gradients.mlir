@@ -90,3 +90,24 @@ func.func @step(%a: tensor<2x4x3x3xbf16>, %b: tensor<2x4x3x3xbf16>,
 // TWICE-COUNT-2: -> tensor<2x4x3x3xbf16>
 // TWICE-NOT: -> tensor<2x4x3x3xbf16>
 // TWICE: return
+
+// Max pooling's gradient of a widened bf16 gradient: stored in bf16 even
+// with one elementwise reader (no fused region takes a pooling gradient,
+// so it is written to memory anyway); of an f32 gradient: stays f32.
+// CHECK-LABEL: func.func @pool_gradient
+// CHECK: %[[GW:.*]] = fluid.cast %arg0 : tensor<2x4x2x2xbf16> -> tensor<2x4x2x2xf32>
+// CHECK: %[[D:.*]] = fluid.max_pool2d_grad %[[GW]], %arg1
+// CHECK-NEXT: %[[D16:.*]] = fluid.cast %[[D]] : tensor<2x4x4x4xf32> -> tensor<2x4x4x4xbf16>
+// CHECK-NEXT: %[[DW:.*]] = fluid.cast %[[D16]] : tensor<2x4x4x4xbf16> -> tensor<2x4x4x4xf32>
+// CHECK-NEXT: fluid.relu_grad %[[DW]], %arg1
+// CHECK: %[[E:.*]] = fluid.max_pool2d_grad %arg2, %arg1
+// CHECK-NOT: fluid.cast %[[E]]
+// CHECK: return
+func.func @pool_gradient(%g: tensor<2x4x2x2xbf16>, %x: tensor<2x4x4x4xf32>, %f: tensor<2x4x2x2xf32>) -> (tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32>) {
+  %gw = fluid.cast %g : tensor<2x4x2x2xbf16> -> tensor<2x4x2x2xf32>
+  %d = fluid.max_pool2d_grad %gw, %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x4x2x2xf32>, tensor<2x4x4x4xf32>
+  %r = fluid.relu_grad %d, %x : tensor<2x4x4x4xf32>
+  %e = fluid.max_pool2d_grad %f, %x {kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x4x2x2xf32>, tensor<2x4x4x4xf32>
+  %r2 = fluid.relu_grad %e, %x : tensor<2x4x4x4xf32>
+  return %r, %r2 : tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32>
+}

@@ -38,11 +38,14 @@ and a 16-bit one within one unit in the last place; the vector column
 path (a channels-last mean over H and W), the scalar columns and rows.
 An output dtype other than the input's or f32 is the cpu's error.
 
-Max pooling's forward (max_pool2d and max_pool2d_with_indices, NCHW and
+Max pooling (max_pool2d and max_pool2d_with_indices, NCHW and
 channels-last, on the vector path and off it) of f16 and bf16 inputs: a
 maximum is exact in any type, so the outputs and the picks must equal the
-cpu's bitwise (NaN only as NaN), with ties, NaNs and windows of -inf;
-average pooling of a 16-bit input stays unsupported on cuda.
+cpu's bitwise (NaN only as NaN), with ties, NaNs and windows of -inf; its
+gradients (max_pool2d_grad and max_pool2d_grad_indices) of 16-bit
+grad_output sum the picked terms in double and round once through f32, as
+the cpu's f32 kernel and its narrowing do, so they must be bitwise equal
+too; average pooling of a 16-bit input stays unsupported on cuda.
 
 Operands of mixed 16-bit and f32 dtypes are errors.
 
@@ -526,7 +529,8 @@ def reduce_dtype_error_case(suite, ctx):
 
 
 def set_pool_signatures(lib):
-    for op in ("max_pool2d", "max_pool2d_with_indices", "avg_pool2d"):
+    for op in ("max_pool2d", "max_pool2d_with_indices", "max_pool2d_grad",
+               "max_pool2d_grad_indices", "avg_pool2d"):
         argtypes = gpu_pool.harness.SIGNATURES[op]
         getattr(lib, "fluid_cpu_" + op).argtypes = argtypes
         getattr(lib, "fluid_cpu_" + op).restype = ctypes.c_int32
@@ -541,6 +545,9 @@ def set_pool_signatures(lib):
 POOLS = [
     ("3x3 s2 p1 C=16", [2, 16, 13, 12], [3, 3], [2, 2], [1, 1, 1, 1],
      [1, 1], 0),
+    ("stem 3x3 s2 p1 C=64", [2, 64, 16, 16], [3, 3], [2, 2], [1, 1, 1, 1],
+     [1, 1], 0),
+    ("2x2 s2 C=8", [2, 8, 10, 9], [2, 2], [2, 2], [0, 0, 0, 0], [1, 1], 0),
     ("3x3 s2 p1 C=5", [2, 5, 9, 9], [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 0),
     ("2x3 dilation 2x3 ceil C=8", [1, 8, 13, 14], [2, 3], [2, 2],
      [1, 0, 0, 2], [2, 3], 1),
@@ -549,7 +556,9 @@ POOLS = [
 
 def max_pool_case(suite, ctx, code, window, channels_last, values):
     """fluid_cuda_max_pool2d and _with_indices against the cpu's on a
-    16-bit input: outputs and picks bitwise."""
+    16-bit input, outputs and picks bitwise; then the gradients of a 16-bit
+    grad_output, max_pool2d_grad (from the input) and
+    max_pool2d_grad_indices (from the cuda picks), bitwise the cpu's."""
     lib = suite.lib
     _, shape, kernel, strides, padding, dilation, ceil = window
 
@@ -574,19 +583,47 @@ def max_pool_case(suite, ctx, code, window, channels_last, values):
         plain = ctx.upload(np.full(out, 0x7E7E, np.uint16), code)
         ctx("max_pool2d_with_indices", dx, got, picks, params)
         ctx("max_pool2d", dx, plain, params)
+        # Gradients: several windows pick one cell where windows overlap,
+        # so sums of up to four terms, rounded once.
+        g = to_half(lib, suite.randn(*out) * 3, code)
+        want_grad = np.zeros(in_shape, np.uint16)
+        fluidrt.check(lib, lib.fluid_cpu_max_pool2d_grad(
+            desc(g.bits, code), desc(x.bits, code), desc(want_grad, code),
+            params))
+        want_from_picks = np.zeros(in_shape, np.uint16)
+        fluidrt.check(lib, lib.fluid_cpu_max_pool2d_grad_indices(
+            desc(g.bits, code), desc(want_picks), desc(want_from_picks, code),
+            params))
+        dg = upload(ctx, g)
+        grad = ctx.upload(np.full(in_shape, 0x7E7E, np.uint16), code)
+        from_picks = ctx.upload(np.full(in_shape, 0x7E7E, np.uint16), code)
+        ctx("max_pool2d_grad", dg, dx, grad, params)
+        ctx("max_pool2d_grad_indices", dg, picks, from_picks, params)
         results = [download(got, code), picks.download(),
-                   download(plain, code)]
-        for t in (dx, got, picks, plain):
+                   download(plain, code), download(grad, code),
+                   download(from_picks, code)]
+        for t in (dx, got, picks, plain, dg, grad, from_picks):
             t.free()
         want = Half(want, code)
-        for name, result in (("output", results[0]),
-                             ("max_pool2d's output", results[2])):
-            if not bitwise_equal(result, want):
-                raise AssertionError(f"{name} differs from the cpu's")
+        for name, result, expected in (
+                ("output", results[0], want),
+                ("max_pool2d's output", results[2], want),
+                ("max_pool2d_grad", results[3], Half(want_grad, code)),
+                ("max_pool2d_grad_indices", results[4],
+                 Half(want_from_picks, code))):
+            if not bitwise_equal(result, expected):
+                g_, w_ = widen_bits(result), widen_bits(expected)
+                bad = np.flatnonzero(~((g_ == w_) |
+                                       (np.isnan(g_) & np.isnan(w_))))
+                raise AssertionError(
+                    f"{name}: {len(bad)} of {g_.size} differ from the cpu's; "
+                    f"first at {bad[0]}: cuda {g_.flat[bad[0]]!r}, cpu "
+                    f"{w_.flat[bad[0]]!r}")
         if not np.array_equal(results[1], want_picks):
             bad = np.flatnonzero(results[1] != want_picks)
             raise AssertionError(f"{len(bad)} picks differ from the cpu's")
-        return f"{want.bits.size} maxima and picks bitwise equal"
+        return f"{want.bits.size} maxima and picks, " \
+            f"{results[3].bits.size} gradients bitwise equal"
     return body
 
 

@@ -591,7 +591,11 @@ def FluidNarrowDataMovement
     16-bit tensor itself; not slices, whose cast would convert the
     elements they drop); a cast back of an exact widening (`fluid.cast`'s
     folder, applied to casts alone) is the tensor that was widened, such
-    as the 16-bit one. A slice or reshape that generated
+    as the 16-bit one; a max-pooling gradient of a widened 16-bit gradient
+    (and, for `fluid.max_pool2d_grad`, of a widened input of that type)
+    that only a narrowing to that type reads is computed in that type (its
+    definition: the f32 sums rounded to it), as `--fluid-narrow-gradients`
+    leaves the stem's pooling gradient of a ResNet. A slice or reshape that generated
     kernels apply as a view while they load (offset 0, or unit dimensions
     only; read by fusible ops) stays on the widened value: it moves nothing
     there, and fused views are of f32 values. All are exact (casts are
@@ -604,8 +608,9 @@ def FluidNarrowDataMovement
     slice, their gradients) ran on f32 copies and was narrowed again for the
     next product: on vit_b_16 (batch 64, bf16) 196 such chains, 36.6 GB of
     casts per step before the pass (`bench/fused-kernels.py --casts`). A
-    ResNet's stem pooled an f32 copy of its bf16 activation: 1.35 GB of
-    casts per ResNet-50 step at batch 128 before, 0.58 GB after.
+    ResNet's stem pooled an f32 copy of its bf16 activation and wrote its
+    gradient in f32: 1.35 GB of casts per ResNet-50 step at batch 128
+    before, 0.43 GB after.
 
     Only these rewrites run (no folding elsewhere); casts and ops left
     unused are erased. `fluid-compile` runs it for `--precision bf16|fp16`
@@ -640,6 +645,10 @@ def FluidNarrowGradients : Pass<"fluid-narrow-gradients", "::mlir::ModuleOp"> {
     or a non-elementwise op reads, is rounded to that 16-bit type where it
     is made and read through an exact widening cast, which fused regions
     apply as they load: `--fluid-mixed-precision`'s rule for activations.
+    So is max pooling's gradient (`fluid.max_pool2d_grad`,
+    `fluid.max_pool2d_grad_indices`) of such a value, whoever reads it (no
+    fused region takes it, so it is written to memory in any case), as
+    torch.autocast's max pooling, which runs in the activation's type.
     Values that a chain of elementwise ops, casts and reshapes carries into
     a `fluid.set_param` (the parameters' gradients and the optimizer's
     arithmetic) stay f32, and so do values the function returns.

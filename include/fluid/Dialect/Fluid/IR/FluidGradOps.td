@@ -114,7 +114,9 @@ def Fluid_MaxPool2DGradOp : Fluid_GradOp<"max_pool2d_grad", [
   let description = [{
     The maxima are found again in `input` (the first in row-major order
     wins a tie, as in PyTorch). With `channels_last`, all three tensors
-    are [N, H, W, C], as `fluid.max_pool2d`'s.
+    are [N, H, W, C], as `fluid.max_pool2d`'s. A cell picked by several
+    windows gets their sum, rounded once to f32; in f16 or bf16 that f32
+    sum is rounded once more, to the tensors' type.
 
     ```mlir
     %dx = fluid.max_pool2d_grad %dy, %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>,
@@ -145,7 +147,8 @@ def Fluid_MaxPool2DGradIndicesOp : Fluid_GradOp<"max_pool2d_grad_indices"> {
     `fluid.max_pool2d_with_indices`); a cell that several windows picked
     gets their sum, in row-major window order: the same result as
     `fluid.max_pool2d_grad` of the input the indices were taken from,
-    which this op does not read. The result type is the forward input's;
+    which this op does not read (in f16 or bf16 too: the f32 sum rounded
+    to the type). The result type is the forward input's;
     the verifier checks that a `fluid.max_pool2d_with_indices` of it with
     these attributes has the types of `grad_output` and `indices`. With
     `channels_last`, all four tensors are [N, H, W, C].
