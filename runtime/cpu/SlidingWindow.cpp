@@ -129,7 +129,9 @@ Pool2dGeometry cpu::makePool2dGeometry(
     const CheckedTensor &inputShaped, const CheckedTensor &outputShaped,
     const int64_t kernel[2], const int64_t strides[2], const int64_t padding[4],
     const int64_t dilation[2], bool ceilMode, bool channelsLast) {
-  requireFloat(inputShaped);
+  // f16 and bf16 reach here from the cuda backend's 16-bit max pooling
+  // (the cpu kernels widen them to f32 first).
+  requireLibraryFloat(inputShaped);
   requireDtype(outputShaped, inputShaped);
   requireRank(inputShaped, 4);
   // Channels first: [N,C,H,W]; channels last: [N,H,W,C].

@@ -635,10 +635,12 @@ def avg_pool_unsupported_case(suite, ctx, code):
                                                   [0, 0, 0, 0], 0, 1)
         status, message = ctx.status("avg_pool2d", x, out,
                                      ctypes.byref(params))
-        for t in (x, out):
-            t.free()
-        fluidcuda.expect_status(suite.lib, status, fluidcuda.UNSUPPORTED,
-                                ["input", NAMES[code]])
+        try:
+            fluidcuda.expect_status(suite.lib, status, fluidcuda.UNSUPPORTED,
+                                    ["input", NAMES[code]])
+        finally:
+            for t in (x, out):
+                t.free()
         return message
     return body
 
