@@ -129,9 +129,11 @@ Pool2dGeometry cpu::makePool2dGeometry(
     const CheckedTensor &inputShaped, const CheckedTensor &outputShaped,
     const int64_t kernel[2], const int64_t strides[2], const int64_t padding[4],
     const int64_t dilation[2], bool ceilMode, bool channelsLast) {
-  // f16 and bf16 reach here from the cuda backend's 16-bit max pooling
-  // (the cpu kernels widen them to f32 first).
-  requireLibraryFloat(inputShaped);
+  // f16 and bf16 reach here only from the cuda backend's 16-bit max
+  // pooling (the cpu kernels widen them to f32 first); any other dtype
+  // gets the cpu kernels' message.
+  if (!isFloat16Dtype(inputShaped.dtype()))
+    requireFloat(inputShaped);
   requireDtype(outputShaped, inputShaped);
   requireRank(inputShaped, 4);
   // Channels first: [N,C,H,W]; channels last: [N,H,W,C].
