@@ -218,7 +218,8 @@ static cl::opt<std::string> gpuColumnPartials(
     cl::desc("How a generated cuda kernel's channels-last batch-norm sums "
              "combine their blocks' partial sums: atomic (the default; one "
              "atomic read per value) or vector (stored split-major, read "
-             "back as vectors; not yet measured on a GPU) "
+             "back as vectors; with --gpu-column-unroll 4, ResNet-50's bf16 "
+             "step 6.2% faster on an H100, bench/NOTES.md) "
              "(--fluid-generate-gpu-kernels=column-partials=...)"),
     cl::init("atomic"), cl::value_desc("atomic|vector"),
     cl::cat(compileCategory));
@@ -226,15 +227,14 @@ static cl::opt<int64_t> gpuColumnUnroll(
     "gpu-column-unroll",
     cl::desc("Rows per loop step of a generated cuda kernel's channels-last "
              "batch-norm sums, all of their loads issued before any is used: "
-             "1 (the default) to 8; the same results (not yet measured on a "
-             "GPU) (--fluid-generate-gpu-kernels=column-unroll=N)"),
+             "1 (the default) to 8; the same results "
+             "(--fluid-generate-gpu-kernels=column-unroll=N)"),
     cl::init(1), cl::value_desc("N"), cl::cat(compileCategory));
 static cl::opt<int64_t> gpuColumnMinElements(
     "gpu-column-min-elements",
     cl::desc("The fewest elements each block of a generated cuda kernel's "
              "channels-last batch-norm sums adds: 16384 (the default) or "
-             "another count from 256 to 2^30; fewer, more blocks (not yet "
-             "measured on a GPU) "
+             "another count from 256 to 2^30; fewer, more blocks "
              "(--fluid-generate-gpu-kernels=column-min-elements=N)"),
     cl::init(kColumnMinElements), cl::value_desc("N"),
     cl::cat(compileCategory));
