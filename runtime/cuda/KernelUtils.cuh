@@ -63,15 +63,6 @@ inline void requireFloatDtype(const CheckedTensor &t) {
                     "; the cuda kernels support f32 and f64");
 }
 
-/// Fails (as unsupported) unless `t` is f16, bf16, f32 or f64.
-inline void requireAnyFloatDtype(const CheckedTensor &t) {
-  const int32_t d = t.dtype();
-  if (d != FLUID_F32 && d != FLUID_F64 && d != FLUID_F16 && d != FLUID_BF16)
-    throw Error(FLUID_ERROR_UNSUPPORTED,
-                t.name + " has dtype " + cpu::dtypeName(t.dtype()) +
-                    "; the cuda kernels support f16, bf16, f32 and f64");
-}
-
 /// Calls `body(T{})` with T the C++ type of a float dtype: f64, f16, bf16,
 /// or f32 for any other (the caller has checked the dtype).
 template <typename Fn> auto dispatchAnyFloat(int32_t dtype, Fn &&body) {

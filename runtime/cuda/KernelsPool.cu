@@ -744,7 +744,7 @@ template <typename MakeGeometry>
 PoolShape checkPool(const CheckedTensor &inputShaped, MakeGeometry &&make,
                     bool sixteenBit = false) {
   if (sixteenBit)
-    requireAnyFloatDtype(inputShaped);
+    cpu::requireLibraryFloat(inputShaped);
   else
     requireFloatDtype(inputShaped);
   const cpu::Pool2dGeometry g = make();

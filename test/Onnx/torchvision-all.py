@@ -399,15 +399,11 @@ def check(name, opsets, size, train):
         problems, errors = [], {}
         if oracle:
             row["step"] = "float32 vs float64"
-            compare_with_oracle(
-                fluid_losses, torch_losses,
-                safetensors_io.load_lazy(path("after.safetensors")),
-                after_torch, after32, problems, errors)
-        else:
-            onnx_training.compare_steps(
-                fluid_losses, torch_losses,
-                safetensors_io.load(path("after.safetensors")), after_torch,
-                problems, rtol, atol, errors)
+        onnx_training.compare_steps(
+            fluid_losses, torch_losses,
+            safetensors_io.load_lazy(path("after.safetensors")), after_torch,
+            problems, rtol, atol, errors,
+            oracle_bound(after32) if oracle else None)
         os.remove(path("after.safetensors"))
         if fluid_losses:
             row["loss"] = abs(fluid_losses[0] - torch_losses[0]) / \
@@ -437,43 +433,15 @@ def floating(tensors):
     return {k: v for k, v in tensors.items() if v.dtype.kind == "f"}
 
 
-def compare_with_oracle(losses, torch_losses, after, truth, torch32,
-                        problems, errors):
-    """compare_steps for a float32 step against PyTorch's float64 one
-    (`truth`), PyTorch's float32 step (`torch32`) the yardstick: a tensor
-    fails if it is further from the truth than ORACLE_FACTOR times
-    PyTorch's float32 tensor is, plus ORACLE_FLOOR of its largest value.
-    `errors` receives {name: (max |diff|, max |truth|, max |diff| over that
-    bound)}. Tensor by tensor, so the three states need not fit in
-    memory."""
-    if len(losses) != len(torch_losses):
-        problems.append(f"{len(losses)} losses printed, expected "
-                        f"{len(torch_losses)}")
-    for step, (ours, theirs) in enumerate(zip(losses, torch_losses)):
-        if abs(ours - theirs) > 1e-5 * abs(theirs):
-            problems.append(f"step {step + 1}: loss {ours} vs PyTorch's "
-                            f"float64 {theirs}")
-    extra = set(after) - set(truth) - {"global_step"}
-    if extra:
-        problems.append(f"checkpoint has tensors {sorted(extra)} that "
-                        "PyTorch has not")
-    for name, value in truth.items():
-        if name not in after or name not in torch32:
-            problems.append(f"checkpoint lacks {name}")
-            continue
-        value = np.asarray(value, np.float64)
-        diff = float(np.abs(np.asarray(after[name], np.float64) -
-                            value).max(initial=0))
-        theirs = float(np.abs(np.asarray(torch32[name], np.float64) -
-                              value).max(initial=0))
-        scale = float(np.abs(value).max(initial=0))
-        bound = ORACLE_FACTOR * theirs + ORACLE_FLOOR * scale
-        errors[name] = (diff, scale, diff / bound if bound else
-                        (0.0 if diff == 0 else float("inf")))
-        if diff > bound:
-            problems.append(f"{name}: max |diff| from the float64 step "
-                            f"{diff:.3g}, PyTorch's float32 step's "
-                            f"{theirs:.3g}")
+def oracle_bound(torch32):
+    """compare_steps' bound for a float32 step against PyTorch's float64
+    one: ORACLE_FACTOR times PyTorch's own float32 step's distance from it
+    (`torch32`), plus ORACLE_FLOOR of the tensor's largest value."""
+    def bound(name, value):
+        theirs = np.abs(np.asarray(torch32[name], np.float64) - value)
+        return ORACLE_FACTOR * float(theirs.max(initial=0)) + \
+            ORACLE_FLOOR * float(np.abs(value).max(initial=0))
+    return bound
 
 
 def param_count(name):

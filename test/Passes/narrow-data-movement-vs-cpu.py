@@ -31,7 +31,8 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 import onnx_training  # noqa: E402
-from pass_differential import compare_bitwise, run  # noqa: E402
+from pass_differential import (compare_bitwise, run,  # noqa: E402
+                               run_with_and_without, with_and_without)
 
 work = sys.argv[1]
 BATCH, SIZE, CLASSES = 2, 32, 10
@@ -51,29 +52,19 @@ for name in ("vit", "convnext"):
     onnx_training.export_as_readme(net, images, base + ".onnx", 17)
     run("fluid-import-onnx", base + ".onnx", "--batch", str(BATCH), "--loss",
         "softmax_cross_entropy", "-o", base + ".mlir")
-    run("fluid-opt", base + ".mlir", "--fluid-mixed-precision=precision=bf16",
-        TRAINING, "--fluid-narrow-gradients", "-o", base + "-off.mlir")
-    run("fluid-opt", base + "-off.mlir", "--fluid-narrow-data-movement",
-        "-o", base + "-on.mlir")
-    ir = {}
-    for variant in ("on", "off"):
-        with open(f"{base}-{variant}.mlir") as f:
-            ir[variant] = f.read()
+    ir = with_and_without(base + ".mlir", [
+        "--fluid-mixed-precision=precision=bf16", TRAINING,
+        "--fluid-narrow-gradients"], "--fluid-narrow-data-movement", base)
     moved = len(re.findall(MOVED, ir["on"])) - \
         len(re.findall(MOVED, ir["off"]))
     casts = {v: ir[v].count("fluid.cast") for v in ir}
     if moved <= 0 or casts["on"] >= casts["off"]:
         problems.append(f"{name}: {moved} more bf16 data movement ops, casts "
                         f"{casts}: the pass changed nothing")
-    out, saved = {}, {}
-    for variant in ("on", "off"):
-        saved[variant] = f"{base}-{variant}.safetensors"
-        out[variant] = run("fluid-run", f"{base}-{variant}.mlir", "--repeat",
-                           "2", "--params", base + ".safetensors",
-                           "--input", f"images={base}-images.npy",
-                           "--input", f"labels={base}-labels.npy",
-                           "--print-values", "1", "--save-params",
-                           saved[variant])
+    out, saved = run_with_and_without(
+        base, "--repeat", "2", "--params", base + ".safetensors", "--input",
+        f"images={base}-images.npy", "--input", f"labels={base}-labels.npy",
+        "--print-values", "1")
     losses = re.findall(r"output #0: \[\] f32  values: (\S+)", out["off"])
     if len(losses) != 2 or not all(np.isfinite(float(v)) for v in losses):
         problems.append(f"{name}: losses {losses} (expected two finite)")
@@ -98,13 +89,8 @@ for layout in ("nchw", "nhwc"):
               "--fluid-narrow-gradients", "--fluid-pool-indices"]
     if layout == "nhwc":
         passes.append("--fluid-layout=layout=nhwc")
-    run("fluid-opt", model, *passes, "-o", base + "-off.mlir")
-    run("fluid-opt", base + "-off.mlir", "--fluid-narrow-data-movement",
-        "-o", base + "-on.mlir")
-    ir = {}
-    for variant in ("on", "off"):
-        with open(f"{base}-{variant}.mlir") as f:
-            ir[variant] = f.read()
+    ir = with_and_without(model, passes, "--fluid-narrow-data-movement",
+                          base)
     # Every max pooling (the step's and the evaluation function's).
     pools = len(re.findall(r"fluid\.max_pool2d(?:_with_indices)? ",
                            ir["off"]))
@@ -113,13 +99,9 @@ for layout in ("nchw", "nhwc"):
         problems.append(f"resnet18 {layout}: bf16 max pooling {pooled} of "
                         f"{pools} (expected all with the pass, none "
                         "without)")
-    out, saved = {}, {}
-    for variant in ("on", "off"):
-        saved[variant] = f"{base}-{variant}.safetensors"
-        out[variant] = run("fluid-run", f"{base}-{variant}.mlir", "--seed",
-                           "1", "--repeat", "2", "--params", init,
-                           "--print-values", "1", "--save-params",
-                           saved[variant])
+    out, saved = run_with_and_without(base, "--seed", "1", "--repeat", "2",
+                                      "--params", init, "--print-values",
+                                      "1")
     compared = compare_bitwise("resnet18 " + layout, out, saved, problems)
     print(f"resnet18 {layout}: max pooling on bf16, casts "
           f"{ir['off'].count('fluid.cast')} -> {ir['on'].count('fluid.cast')}"

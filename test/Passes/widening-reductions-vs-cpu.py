@@ -22,7 +22,8 @@ import sys
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pass_differential import compare_bitwise, run  # noqa: E402
+from pass_differential import (compare_bitwise, run,  # noqa: E402
+                               run_with_and_without, with_and_without)
 
 work = sys.argv[1]
 TRAINING = "--fluid-build-training=optimizer=momentum lr=0.05 momentum=0.9"
@@ -40,13 +41,8 @@ for layout in ("nchw", "nhwc"):
               "--fluid-narrow-gradients"]
     if layout == "nhwc":
         passes.append("--fluid-layout=layout=nhwc")
-    run("fluid-opt", model, *passes, "-o", base + "-off.mlir")
-    run("fluid-opt", base + "-off.mlir", "--fluid-widening-reductions",
-        "-o", base + "-on.mlir")
-    ir = {}
-    for variant in ("on", "off"):
-        with open(f"{base}-{variant}.mlir") as f:
-            ir[variant] = f.read()
+    ir = with_and_without(model, passes, "--fluid-widening-reductions",
+                          base)
     widened = len(re.findall(
         r"fluid\.(?:mean|reduce_sum|sum_to) %[\w.]+(?: \{[^}]*\})? : "
         r"tensor<[^>]*xbf16> -> tensor<[^>]*xf32>", ir["on"]))
@@ -54,12 +50,7 @@ for layout in ("nchw", "nhwc"):
     if widened == 0 or casts["on"] >= casts["off"]:
         problems.append(f"{layout}: {widened} widening reductions, casts "
                         f"{casts}: the pass changed nothing")
-    out, saved = {}, {}
-    for variant in ("on", "off"):
-        saved[variant] = f"{base}-{variant}.safetensors"
-        out[variant] = run("fluid-run", f"{base}-{variant}.mlir", "--seed",
-                           "1", "--params", init, "--save-params",
-                           saved[variant])
+    out, saved = run_with_and_without(base, "--seed", "1", "--params", init)
     compared = compare_bitwise(layout, out, saved, problems)
     print(f"{layout}: {widened} reductions read bf16 values, casts "
           f"{casts['off']} -> {casts['on']}; {compared} tensors "

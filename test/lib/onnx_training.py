@@ -115,12 +115,14 @@ def torch_steps(net, inputs, labels, steps, lr, momentum):
 
 
 def compare_steps(losses, torch_losses, after, expected, problems, rtol,
-                  atol, errors=None):
+                  atol, errors=None, bound=None):
     """Appends to `problems` every loss off by more than 1e-5 relative, and
     every tensor of `expected` that `after` (a checkpoint's tensors) lacks
-    or has off by more than `rtol` relative + `atol` absolute. If `errors`
-    is a dict, it receives {tensor name: (max |diff|, max |expected|, max
-    of |diff| / (rtol |expected| + atol))} of every tensor compared."""
+    or has off by more than `rtol` relative + `atol` absolute, or, if given,
+    by more than bound(name, expected tensor) (a number or an array). If
+    `errors` is a dict, it receives {tensor name: (max |diff|, max
+    |expected|, max of |diff| over the allowed difference)} of every tensor
+    compared. One tensor at a time, so that memory maps work."""
     steps = len(torch_losses)
     if len(losses) != steps:
         problems.append(f"{len(losses)} losses printed, expected {steps}")
@@ -136,12 +138,17 @@ def compare_steps(losses, torch_losses, after, expected, problems, rtol,
         if name not in after:
             problems.append(f"checkpoint lacks {name}")
             continue
-        diff = np.abs(after[name] - value)
+        value = np.asarray(value)
+        diff = np.abs(np.asarray(after[name]) - value)
+        allowed = bound(name, value) if bound else \
+            rtol * np.abs(value) + atol
         if errors is not None:
-            errors[name] = (float(diff.max()), float(np.abs(value).max()),
-                            float((diff / (rtol * np.abs(value) + atol))
-                                  .max()))
-        if np.any(diff > rtol * np.abs(value) + atol):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(diff == 0, 0.0, diff / allowed)
+            errors[name] = (float(diff.max(initial=0)),
+                            float(np.abs(value).max(initial=0)),
+                            float(ratio.max(initial=0)))
+        if np.any(diff > allowed):
             problems.append(f"{name} after {steps} steps: max |diff| "
                             f"{diff.max():.3g}")
 

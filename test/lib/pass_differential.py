@@ -36,3 +36,27 @@ def compare_bitwise(label, out, saved, problems):
     for name in after["on"].keys() - after["off"].keys():
         problems.append(f"{label}: {name} only with the pass")
     return len(after["off"])
+
+
+def with_and_without(model, passes, flag, base):
+    """Builds BASE-off.mlir (fluid-opt `passes` on `model`) and BASE-on.mlir
+    (the pass `flag` on that); returns their text, {"on": ..., "off": ...}."""
+    run("fluid-opt", model, *passes, "-o", base + "-off.mlir")
+    run("fluid-opt", base + "-off.mlir", flag, "-o", base + "-on.mlir")
+    ir = {}
+    for variant in ("on", "off"):
+        with open(f"{base}-{variant}.mlir") as f:
+            ir[variant] = f.read()
+    return ir
+
+
+def run_with_and_without(base, *args):
+    """fluid-run of BASE-on.mlir and BASE-off.mlir with `args`, each saving
+    its parameters to BASE-on/off.safetensors: (what each printed, the
+    files), as compare_bitwise takes them."""
+    out, saved = {}, {}
+    for variant in ("on", "off"):
+        saved[variant] = f"{base}-{variant}.safetensors"
+        out[variant] = run("fluid-run", f"{base}-{variant}.mlir", *args,
+                           "--save-params", saved[variant])
+    return out, saved
