@@ -27,8 +27,9 @@
 # torch.compile configuration, N processes at a time, each one untimed
 # step, so that the timed runs find Inductor's caches warm (compiling
 # SE-ResNeXt-50 alone takes minutes); the compiled programs are the same,
-# only the timed runs' start is shorter. Last, bench/table.py writes
-# $out/table.md.
+# only the timed runs' start is shorter; with FLUID_BENCH_PREWARM_ONLY=1
+# the script stops there (to warm the caches while other work runs). Last,
+# bench/table.py writes $out/table.md.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root" || exit 1
@@ -81,6 +82,7 @@ prewarm_torch_compile() {
 }
 if [ "$torch_compile" = "1" ] && [ "$prewarm" -gt 0 ]; then
   prewarm_torch_compile
+  if [ "${FLUID_BENCH_PREWARM_ONLY:-0}" = "1" ]; then exit 0; fi
 fi
 
 # fluid_variant NAME MODEL VARIANT SUFFIX: the timed run and, unless

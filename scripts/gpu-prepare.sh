@@ -20,7 +20,7 @@
 #     --gpu-column-min-elements 4096), for
 #     bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow} in
 #     build/gpu-programs, resnet18-bf16-{cuda,cpu,cuda-unfused} and
-#     resnet18-nhwc-{cuda,cuda-vecpartials,cuda-unroll4,cuda-vecunroll4-4k,
+#     resnet18-nhwc-{cuda,cuda-vecpartials,cuda-unroll4,cuda-vecunroll4,cuda-vecunroll4-4k,
 #     cuda-unfused,bf16-cuda},
 #     se-resnext50-{cpu,nhwc-cuda}
 #     (batch 4, 64x64, 10 classes), vit-small-bf16-{cuda,cpu,cuda-nodm}
@@ -119,12 +119,14 @@ echo "compiled vit-small-bf16-{cuda,cpu,cuda-nodm}"
 # default 1 MiB), so the sums kernels that write them are checked too.
 # nhwc-cuda-vecpartials: the sums' partials read back as vectors
 # (--gpu-column-partials vector), and nhwc-cuda-unroll4: four rows per step
-# of the sums' loops (--gpu-column-unroll 4), bitwise the default's results;
-# nhwc-cuda-vecunroll4-4k: both, and four times the splits
+# of the sums' loops (--gpu-column-unroll 4), and nhwc-cuda-vecunroll4 (both),
+# bitwise the default's results; nhwc-cuda-vecunroll4-4k: both, and four
+# times the splits
 # (--gpu-column-min-elements 4096; other sums, so checked against the cpu).
 for variant in "nhwc-cuda:--recompute-min-bytes 0" \
   "nhwc-cuda-vecpartials:--recompute-min-bytes 0 --gpu-column-partials vector" \
   "nhwc-cuda-unroll4:--recompute-min-bytes 0 --gpu-column-unroll 4" \
+  "nhwc-cuda-vecunroll4:--recompute-min-bytes 0 --gpu-column-partials vector --gpu-column-unroll 4" \
   "nhwc-cuda-vecunroll4-4k:--recompute-min-bytes 0 --gpu-column-partials vector --gpu-column-unroll 4 --gpu-column-min-elements 4096" \
   "nhwc-cuda-unfused:--no-fuse-elementwise" \
   "nhwc-bf16-cuda:--precision bf16 --recompute-min-bytes 0"; do
@@ -133,7 +135,7 @@ for variant in "nhwc-cuda:--recompute-min-bytes 0" \
     --training "$resnet18" --layout nhwc "${flags[@]}" \
     -o "$programs/resnet18-${variant%%:*}" --quiet
 done
-echo "compiled resnet18-nhwc-{cuda,cuda-vecpartials,cuda-unroll4,cuda-vecunroll4-4k,cuda-unfused,bf16-cuda}"
+echo "compiled resnet18-nhwc-{cuda,cuda-vecpartials,cuda-unroll4,cuda-vecunroll4,cuda-vecunroll4-4k,cuda-unfused,bf16-cuda}"
 # SE-ResNeXt-50 (grouped convolutions, SE blocks' global pooling) small:
 # channels-last cuda against the cpu.
 "$bin/fluid-models" se_resnext50_32x4d --batch 4 --image-size 64 --classes 10 \
@@ -213,6 +215,7 @@ for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext5
     "nhwc-bf16-vecunroll4:bf16 --gpu-column-partials vector --gpu-column-unroll 4" \
     "nhwc-bf16-vec4k:bf16 --gpu-column-partials vector --gpu-column-min-elements 4096" \
     "nhwc-bf16-vecunroll4-4k:bf16 --gpu-column-partials vector --gpu-column-unroll 4 --gpu-column-min-elements 4096" \
+    "nhwc-vecunroll4:tf32 --gpu-column-partials vector --gpu-column-unroll 4" \
     "nhwc-vecunroll4-4k:tf32 --gpu-column-partials vector --gpu-column-unroll 4 --gpu-column-min-elements 4096"; do
     read -r -a flags <<< "${variant#*:}"
     "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \

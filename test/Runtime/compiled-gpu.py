@@ -155,6 +155,7 @@ def main():
               "resnet18-bf16-cpu", "resnet18-bf16-cuda-unfused",
               "resnet18-nhwc-cuda", "resnet18-nhwc-cuda-unfused",
               "resnet18-nhwc-cuda-vecpartials", "resnet18-nhwc-cuda-unroll4",
+              "resnet18-nhwc-cuda-vecunroll4",
               "resnet18-nhwc-cuda-vecunroll4-4k",
               "resnet18-nhwc-bf16-cuda", "se-resnext50-cpu",
               "vit-small-bf16-cuda", "vit-small-bf16-cpu",
@@ -382,7 +383,7 @@ def main():
     # 8. Channels-last on cuda against the (NCHW) cpu.
     for variant in ("nhwc-cuda", "nhwc-cuda-unfused",
                     "nhwc-cuda-vecpartials", "nhwc-cuda-unroll4",
-                    "nhwc-cuda-vecunroll4-4k"):
+                    "nhwc-cuda-vecunroll4", "nhwc-cuda-vecunroll4-4k"):
         text = run(p("resnet18-" + variant), common + [
             "--steps", "1", "--no-tf32", "--algorithm-cache", cache, "--save",
             o(variant + "-1.safetensors")], o("resnet18-%s-1.log" % variant))
@@ -403,6 +404,9 @@ def main():
     compare(o("nhwc-cuda-1.safetensors"),
             o("nhwc-cuda-unroll4-1.safetensors"), 0,
             "resnet18 step, --gpu-column-unroll 4 vs 1 (cuda)")
+    compare(o("nhwc-cuda-1.safetensors"),
+            o("nhwc-cuda-vecunroll4-1.safetensors"), 0,
+            "resnet18 step, both (vector partials, unroll 4) vs neither (cuda)")
     gpu_n = losses(run(p("resnet18-nhwc-bf16-cuda"), common + [
         "--steps", "3", "--algorithm-cache", cache],
         o("resnet18-nhwc-bf16-cuda.log")))
