@@ -1,11 +1,17 @@
 // REQUIRES: cuda-build
-// RUN: fluid-opt %s --fluid-generate-gpu-kernels | FileCheck %s
-// RUN: fluid-opt %s --fluid-generate-gpu-kernels --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=PTX
-// RUN: fluid-opt %s --fluid-generate-gpu-kernels=column-partials=vector | FileCheck %s --check-prefix=VEC
-// RUN: fluid-opt %s --fluid-generate-gpu-kernels=column-partials=vector --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=VECPTX
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels="column-partials=atomic column-unroll=1" | FileCheck %s
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels="column-partials=atomic column-unroll=1" --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=PTX
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels="column-partials=vector column-unroll=1" | FileCheck %s --check-prefix=VEC
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels="column-partials=vector column-unroll=1" --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=VECPTX
 // RUN: not fluid-opt %s --fluid-generate-gpu-kernels=column-partials=scattered 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: fluid-opt %s --fluid-generate-gpu-kernels=column-unroll=4 | FileCheck %s --check-prefix=UNROLL
-// RUN: fluid-opt %s --fluid-generate-gpu-kernels=column-unroll=4 --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=UNROLLPTX
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels="column-partials=atomic column-unroll=4" | FileCheck %s --check-prefix=UNROLL
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels="column-partials=atomic column-unroll=4" --fluid-lower-gpu-kernels | FileCheck %s --check-prefix=UNROLLPTX
+// The default is vector partials and four rows per step (both checked
+// bit for bit against the other forms on a GPU, test/Runtime/compiled-gpu.py):
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels > %t.default.mlir
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels="column-partials=vector column-unroll=4" | diff %t.default.mlir -
+// RUN: fluid-opt %s --fluid-generate-gpu-kernels="column-partials=atomic column-unroll=4" > %t.atomic.mlir
+// RUN: not diff -q %t.default.mlir %t.atomic.mlir
 // RUN: not fluid-opt %s --fluid-generate-gpu-kernels=column-unroll=9 2>&1 | FileCheck %s --check-prefix=BADUNROLL
 
 // A channels-last region with two sums over [rows, C] = [1024, 64]

@@ -45,8 +45,13 @@ build/gpu-programs:
    whose scale and skipped steps the log shows).
    ResNet-18 in bf16 (activations stored in 16 bits; the gradient sums
    of 16-bit values run the runtime's 16-bit add), fused and with
-   --no-fuse-elementwise: 3 steps on cuda against the cpu, every loss
-   within 2e-2 relative (the rounding above, through 20 layers), and the
+   --no-fuse-elementwise: 3 steps on cuda against the cpu, the first two
+   losses within 2e-2 relative (the rounding above, through 20 layers);
+   the third is printed, not checked: at lr 0.1 on 16 random images the
+   loss grows from 2.2 to 23 (in f32 too), and rounding-size differences
+   grow with it (the cpu's f32 and bf16 third losses differ by 2.0%, the
+   cuda NCHW and channels-last bf16 ones by 4.2%; bench/NOTES.md, session
+   26); and the
    convolution algorithm cache the 16-bit convolutions wrote reads back
    without a warning.
 6. LeNet-5 compiled with --precision fp32 runs full f32 math by default:
@@ -60,7 +65,7 @@ build/gpu-programs:
    one step with TF32 off against the NCHW cpu executable (the cpu trains
    both layouts bitwise alike, test/Passes/layout-vs-cpu.test), fused and
    with --no-fuse-elementwise, checkpoints within 1e-3 as in 1; and in
-   bf16, 3 steps within 2e-2 as in 5. SE-ResNeXt-50 (batch 4, 64x64:
+   bf16, 3 steps checked as in 5. SE-ResNeXt-50 (batch 4, 64x64:
    grouped convolutions, the SE blocks' pooling and scaling) channels-last
    on cuda against the cpu, one step, TF32 off, as in 1.
 
@@ -328,17 +333,25 @@ def main():
 
     cpu_r = losses(run(p("resnet18-bf16-cpu"), common + ["--steps", "3"],
                        o("resnet18-bf16-cpu.log")))
+
+    def bf16_losses(gpu_r, what):
+        """The first two of three ResNet-18 bf16 losses within 2e-2 of the
+        cpu's (the third printed: the run diverges there, header 5)."""
+        worst = max((abs(a - b) / abs(a)
+                     for a, b in zip(cpu_r[:2], gpu_r[:2])),
+                    default=float("inf"))
+        third = (abs(cpu_r[2] - gpu_r[2]) / abs(cpu_r[2])
+                 if len(cpu_r) == 3 and len(gpu_r) == 3 else float("nan"))
+        report(len(cpu_r) == 3 and len(gpu_r) == 3 and worst <= 2e-2, what,
+               "cpu %s, cuda %s; worst relative difference of steps 1-2 "
+               "%.3g, tolerance 2e-2 (step 3: %.3g, not checked)"
+               % (cpu_r, gpu_r, worst, third))
     for variant in ("cuda", "cuda-unfused"):
         text = run(p("resnet18-bf16-" + variant), common + [
             "--steps", "3", "--algorithm-cache", cache],
             o("resnet18-bf16-%s.log" % variant))
-        gpu_r = losses(text)
-        worst = max((abs(a - b) / abs(a) for a, b in zip(cpu_r, gpu_r)),
-                    default=float("inf"))
-        report(len(cpu_r) == 3 and len(gpu_r) == 3 and worst <= 2e-2,
-               "resnet18 bf16 3 steps, %s vs cpu, losses" % variant,
-               "cpu %s, cuda %s; worst relative difference %.3g, tolerance "
-               "2e-2" % (cpu_r, gpu_r, worst))
+        bf16_losses(losses(text),
+                    "resnet18 bf16 3 steps, %s vs cpu, losses" % variant)
         if variant == "cuda-unfused":
             report("warning" not in text, "convolution algorithm cache "
                    "with 16-bit entries reads back", "no warning" if
@@ -410,12 +423,7 @@ def main():
     gpu_n = losses(run(p("resnet18-nhwc-bf16-cuda"), common + [
         "--steps", "3", "--algorithm-cache", cache],
         o("resnet18-nhwc-bf16-cuda.log")))
-    worst = max((abs(a - b) / abs(a) for a, b in zip(cpu_r, gpu_n)),
-                default=float("inf"))
-    report(len(cpu_r) == 3 and len(gpu_n) == 3 and worst <= 2e-2,
-           "resnet18 nhwc bf16 3 steps, cuda vs cpu, losses",
-           "cpu %s, cuda %s; worst relative difference %.3g, tolerance 2e-2"
-           % (cpu_r, gpu_n, worst))
+    bf16_losses(gpu_n, "resnet18 nhwc bf16 3 steps, cuda vs cpu, losses")
     # SE-ResNeXt-50 (grouped convolutions, SE blocks) channels-last.
     sc = losses(run(p("se-resnext50-cpu"), common + [
         "--steps", "1", "--save", o("se-cpu-1.safetensors")],

@@ -216,20 +216,21 @@ static cl::opt<unsigned> gpuIndexBitwidth(
 static cl::opt<std::string> gpuColumnPartials(
     "gpu-column-partials",
     cl::desc("How a generated cuda kernel's channels-last batch-norm sums "
-             "combine their blocks' partial sums: atomic (the default; one "
-             "atomic read per value) or vector (stored split-major, read "
-             "back as vectors; with --gpu-column-unroll 4, ResNet-50's bf16 "
-             "step 6.2% faster on an H100, bench/NOTES.md) "
+             "combine their blocks' partial sums: vector (the default; "
+             "stored split-major, read back as vectors) or atomic (one "
+             "atomic read per value); the same results "
              "(--fluid-generate-gpu-kernels=column-partials=...)"),
-    cl::init("atomic"), cl::value_desc("atomic|vector"),
+    cl::init("vector"), cl::value_desc("atomic|vector"),
     cl::cat(compileCategory));
 static cl::opt<int64_t> gpuColumnUnroll(
     "gpu-column-unroll",
     cl::desc("Rows per loop step of a generated cuda kernel's channels-last "
              "batch-norm sums, all of their loads issued before any is used: "
-             "1 (the default) to 8; the same results "
+             "1 to 8, 4 by default (with vector partials, ResNet-50's bf16 "
+             "step 6.6% faster than 1 with atomic partials on an H100, "
+             "bench/NOTES.md); the same results "
              "(--fluid-generate-gpu-kernels=column-unroll=N)"),
-    cl::init(1), cl::value_desc("N"), cl::cat(compileCategory));
+    cl::init(4), cl::value_desc("N"), cl::cat(compileCategory));
 static cl::opt<int64_t> gpuColumnMinElements(
     "gpu-column-min-elements",
     cl::desc("The fewest elements each block of a generated cuda kernel's "
