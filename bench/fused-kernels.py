@@ -7,12 +7,20 @@ nhwc-bf16}.cpp.gz, compressed): its PTX module (kGpuKernels), and per
 fused launch of the training step the kernel,
 its grids, its tensors' shapes and which outputs are zeroed first. On the
 GPU, each distinct launch (kernel and shapes) runs on fresh device buffers
-(inputs filled with 1.0, so nothing overflows), 3 warm-up launches then 20
-timed (fluid_cuda_synchronize around them; the launch cost is under 1% of
-the kernels here), and its bandwidth is the bytes of all its tensors, each
-counted once (a broadcast input at its own size), over the median time.
-The device-to-device copy bandwidth of a 1 GiB buffer is measured the same
-way (the runtime's copy, fluid_cuda_reshape) for the ratio.
+(inputs filled with 1.0, so nothing overflows): 20 launches of it (with the
+zeroing of its outputs that the step does first) are captured into one CUDA
+graph, as the step runs them, each on its own buffers where that keeps the
+twenty's buffers together at least twice the L2 cache (up to 20 sets: a
+small kernel replayed on one set reads its inputs from the L2, at up to 2.4
+times the copy bandwidth), and the graph is replayed 3 times untimed then
+20 times between CUDA events; its time is the median replay over 20.
+Its bandwidth is the bytes of all its tensors, each counted once (a
+broadcast input at its own size), over that time. --host-timing times one
+launch at a time from the host instead (fluid_cuda_synchronize around it,
+as before session 26): that adds the host's launch and synchronization,
+about 10-15 us, which is most of a small kernel's time. The
+device-to-device copy bandwidth of a 1 GiB buffer (the runtime's copy,
+fluid_cuda_reshape) is timed from the host either way, for the ratio.
 
 Prints the largest launches by bytes (--top, 12) with their time, GB/s and
 share of the copy bandwidth, and the total over all fused launches.
@@ -31,6 +39,7 @@ activation-sized widening casts the runtime call that reads each result
 first: where a kernel that took the 16-bit tensor itself would save them.
 
   usage: fused-kernels.py LIBFLUID_RUNTIME.so PROGRAM.cpp[.gz] [--top N]
+                          [--host-timing]
          fused-kernels.py --bytes PROGRAM.cpp[.gz]
          fused-kernels.py --casts PROGRAM.cpp[.gz]
 """
@@ -187,7 +196,26 @@ def print_bytes(launches):
           % (len(launches), total / 1e9, wide / 1e9, narrow / 1e9))
 
 
+def device_tensors(context, launch):
+    """Device buffers for `launch`'s tensors, each filled with 1.0 (its
+    counters with 0), and the array of their descriptors."""
+    tensors = [fluidcuda.DeviceTensor(
+        context, shape, dtype, fluidrt.BF16 if dtype == np.uint16 else None)
+        for dtype, shape in launch["tensors"]]
+    for k, t_ in enumerate(tensors):
+        ones = (np.zeros if k in launch["counters"] else np.ones)(
+            t_.shape, np.float32 if t_.dtype == np.uint16 else t_.dtype)
+        if t_.dtype == np.uint16:  # bf16 1.0: the f32's top half
+            ones = (ones.view(np.uint32) >> 16).astype(np.uint16)
+        context.check(context.lib.fluid_cuda_copy_to_device(
+            context.handle, t_.pointer, ones.ctypes.data, t_.nbytes))
+    descs = (ctypes.c_void_p * len(tensors))(
+        *[ctypes.addressof(t_.desc) for t_ in tensors])
+    return tensors, descs
+
+
 def timed(context, fn, repeats=20, warmup=3):
+    """fn's median time, one call at a time from the host (--host-timing)."""
     for _ in range(warmup):
         fn()
     context.check(context.lib.fluid_cuda_synchronize(context.handle))
@@ -200,12 +228,85 @@ def timed(context, fn, repeats=20, warmup=3):
     return statistics.median(times)
 
 
+class GraphTimer:
+    """Times fn on the device: `per_graph` calls captured into one CUDA
+    graph on the context's stream (thread-local capture, as the
+    executables capture their steps), replayed `warmup` times, then
+    `repeats` times between two CUDA events each; the median replay over
+    per_graph. Uses the libcudart the runtime loaded."""
+
+    def __init__(self, context):
+        self.context = context
+        try:
+            self.cudart = ctypes.CDLL("libcudart.so.13")
+        except OSError as e:
+            raise SystemExit("fused-kernels.py: cannot load libcudart.so.13 "
+                             "(%s); put the CUDA runtime's directory on "
+                             "LD_LIBRARY_PATH, or use --host-timing" % e)
+        stream = ctypes.c_void_p()
+        context.lib.fluid_cuda_context_stream.argtypes = [
+            ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+        context.check(context.lib.fluid_cuda_context_stream(
+            context.handle, ctypes.byref(stream)))
+        self.stream = stream
+        self.events = [ctypes.c_void_p(), ctypes.c_void_p()]
+        for e in self.events:
+            self.cuda("cudaEventCreate", ctypes.byref(e))
+
+    def l2_bytes(self):
+        """The device's L2 cache size (cudaDevAttrL2CacheSize)."""
+        device, size = ctypes.c_int(), ctypes.c_int()
+        self.cuda("cudaGetDevice", ctypes.byref(device))
+        self.cuda("cudaDeviceGetAttribute", ctypes.byref(size), 89, device)
+        return size.value
+
+    def cuda(self, name, *args):
+        status = getattr(self.cudart, name)(*args)
+        if status != 0:
+            self.cudart.cudaGetErrorString.restype = ctypes.c_char_p
+            raise RuntimeError("%s failed: %s" % (
+                name, self.cudart.cudaGetErrorString(status).decode()))
+
+    def __call__(self, fn, per_graph=20, repeats=20, warmup=3):
+        graph, exe = ctypes.c_void_p(), ctypes.c_void_p()
+        self.cuda("cudaStreamBeginCapture", self.stream, 1)  # thread-local
+        try:
+            for i in range(per_graph):
+                fn(i)
+        finally:
+            self.cuda("cudaStreamEndCapture", self.stream, ctypes.byref(graph))
+        try:
+            self.cuda("cudaGraphInstantiate", ctypes.byref(exe), graph,
+                      ctypes.c_ulonglong(0))
+            for _ in range(warmup):
+                self.cuda("cudaGraphLaunch", exe, self.stream)
+            times = []
+            ms = ctypes.c_float()
+            for _ in range(repeats):
+                self.cuda("cudaEventRecord", self.events[0], self.stream)
+                self.cuda("cudaGraphLaunch", exe, self.stream)
+                self.cuda("cudaEventRecord", self.events[1], self.stream)
+                self.cuda("cudaEventSynchronize", self.events[1])
+                self.cuda("cudaEventElapsedTime", ctypes.byref(ms),
+                          self.events[0], self.events[1])
+                times.append(ms.value / 1e3 / per_graph)
+            return statistics.median(times)
+        finally:
+            if exe:
+                self.cuda("cudaGraphExecDestroy", exe)
+            self.cuda("cudaGraphDestroy", graph)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("paths", nargs="+", metavar="LIB PROGRAM")
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--bytes", action="store_true")
     parser.add_argument("--casts", action="store_true")
+    parser.add_argument("--host-timing", action="store_true",
+                        help="time one launch at a time from the host "
+                        "instead of CUDA graphs of 20 (adds the host's "
+                        "launch and synchronization)")
     a = parser.parse_args()
     offline = a.bytes or a.casts
     if len(a.paths) != (1 if offline else 2):
@@ -227,6 +328,18 @@ def main():
     image = ctypes.create_string_buffer(ptx.encode())
     with fluidcuda.Context(lib) as context:
         context.check(lib.fluid_cuda_load_generated(context.handle, image))
+        rotate_bytes = 0
+        if a.host_timing:
+            def measure(fn):
+                return timed(context, fn)
+            how = "one launch at a time, timed from the host"
+        else:
+            measure = GraphTimer(context)
+            rotate_bytes = 2 * measure.l2_bytes()
+            how = ("CUDA graphs of 20 launches over buffers of at least "
+                   "%d MB together (twice the L2 cache), timed by CUDA "
+                   "events" % (rotate_bytes // 1000000))
+        print("timing: " + how)
         # The copy bandwidth: 1 GiB, device to device.
         n = 1 << 30
         src, dst = context.malloc(n), context.malloc(n)
@@ -240,6 +353,9 @@ def main():
         b_desc.shape[0] = n // 4
         reshape.restype = ctypes.c_int32
         reshape.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        # From the host either way: in a CUDA graph the copy is a memcpy
+        # node, which ran at 2,449 GB/s against 2,949 (an H100, session
+        # 26); at 1 GiB the host's share is about 2%.
         t = timed(context, lambda: context.check(reshape(
             context.handle, ctypes.byref(a_desc), ctypes.byref(b_desc))))
         copy_gbs = 2 * n / t / 1e9
@@ -254,25 +370,21 @@ def main():
         rows = []
         total_s = total_bytes = 0.0
         for (kernel, _), (launch, count) in seen.items():
-            tensors = [fluidcuda.DeviceTensor(
-                context, shape, dtype,
-                fluidrt.BF16 if dtype == np.uint16 else None)
-                for dtype, shape in launch["tensors"]]
-            for k, t_ in enumerate(tensors):
-                ones = (np.zeros if k in launch["counters"] else np.ones)(
-                    t_.shape, np.float32 if t_.dtype == np.uint16 else
-                    t_.dtype)
-                if t_.dtype == np.uint16:  # bf16 1.0: the f32's top half
-                    ones = (ones.view(np.uint32) >> 16).astype(np.uint16)
-                context.check(lib.fluid_cuda_copy_to_device(
-                    context.handle, t_.pointer, ones.ctypes.data, t_.nbytes))
-            descs = (ctypes.c_void_p * len(tensors))(
-                *[ctypes.addressof(t_.desc) for t_ in tensors])
+            nbytes = sum(
+                int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+                for dtype, shape in launch["tensors"])
+            # Graph timing replays the launch back to back: over several
+            # sets of buffers, together at least twice the L2 cache, so
+            # that each launch reads from device memory as in the step.
+            sets = [device_tensors(context, launch)
+                    for _ in range(1 if a.host_timing else
+                                   max(1, min(20, -(-rotate_bytes // nbytes))))]
             vector = launch["vector"] is not None
             name = (launch["vector"] if vector else kernel).encode()
             blocks = launch["vector_blocks"] if vector else launch["blocks"]
 
-            def go():
+            def go(i=0):
+                tensors, descs = sets[i % len(sets)]
                 for k in launch["zero"]:
                     lib.fluid_cuda_memset_zero(context.handle,
                                                tensors[k].pointer,
@@ -280,14 +392,14 @@ def main():
                 context.check(lib.fluid_cuda_launch_generated(
                     context.handle, image, name, blocks, 256, descs,
                     len(tensors)))
-            seconds = timed(context, go)
-            nbytes = sum(t_.nbytes for t_ in tensors)
+            seconds = measure(go)
             rows.append((nbytes, seconds, kernel, count,
                          [s for _, s in launch["tensors"]]))
             total_s += seconds * count
             total_bytes += nbytes * count
-            for t_ in tensors:
-                t_.free()
+            for tensors, _ in sets:
+                for t_ in tensors:
+                    t_.free()
     rows.sort(reverse=True)
     print("\n| kernel | launches/step | tensors | MB | us | GB/s | % of copy |")
     print("|---|---|---|---|---|---|---|")
