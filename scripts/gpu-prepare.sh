@@ -14,13 +14,13 @@
 #     NAME-{fused,unfused}-cuda (fusion and batch norm's expansion on and
 #     off; NCHW), for bench/fusion.sh, and NAME-bf16-cuda (--precision bf16,
 #     NCHW), and NAME-nhwc-cuda, NAME-nhwc-bf16-cuda (--layout nhwc) and
-#     their -vecpartials twins (--gpu-column-partials vector), -unroll4
-#     twins (--gpu-column-unroll 4), nhwc-bf16-vecunroll4 (both),
-#     nhwc-bf16-vec4k and nhwc{,-bf16}-vecunroll4-4k (and
-#     --gpu-column-min-elements 4096), for
-#     bench/precision.sh; lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow} in
+#     their -atomic1 twins (--gpu-column-partials atomic --gpu-column-unroll
+#     1, the column sums before session 26) and nhwc-bf16-4k
+#     (--gpu-column-min-elements 4096), for bench/precision.sh (NAME:
+#     resnet50, resnet34, se_resnext50 unless FLUID_FUSION_CONFIGS says
+#     otherwise); lenet5-{cuda,cpu}-{bf16,fp16,fp16-overflow} in
 #     build/gpu-programs, resnet18-bf16-{cuda,cpu,cuda-unfused} and
-#     resnet18-nhwc-{cuda,cuda-vecpartials,cuda-unroll4,cuda-vecunroll4,cuda-vecunroll4-4k,
+#     resnet18-nhwc-{cuda,cuda-atomic1,cuda-vec1,cuda-atomic4,cuda-4k,
 #     cuda-unfused,bf16-cuda},
 #     se-resnext50-{cpu,nhwc-cuda}
 #     (batch 4, 64x64, 10 classes), vit-small-bf16-{cuda,cpu,cuda-nodm}
@@ -117,17 +117,17 @@ echo "compiled vit-small-bf16-{cuda,cpu,cuda-nodm}"
 # bf16; the fused ones recompute every batch norm + ReLU output in the
 # backward pass (--recompute-min-bytes 0: at this size all are below the
 # default 1 MiB), so the sums kernels that write them are checked too.
-# nhwc-cuda-vecpartials: the sums' partials read back as vectors
-# (--gpu-column-partials vector), and nhwc-cuda-unroll4: four rows per step
-# of the sums' loops (--gpu-column-unroll 4), and nhwc-cuda-vecunroll4 (both),
-# bitwise the default's results; nhwc-cuda-vecunroll4-4k: both, and four
-# times the splits
-# (--gpu-column-min-elements 4096; other sums, so checked against the cpu).
+# The channels-last sums' other forms, bitwise the default's results (vector
+# partials, four rows per loop step): nhwc-cuda-atomic1 (atomic partials,
+# one row per step: the default before session 26), nhwc-cuda-vec1 (vector,
+# one row) and nhwc-cuda-atomic4 (atomic, four rows); nhwc-cuda-4k: blocks
+# of at least 4096 elements (--gpu-column-min-elements 4096: four times the
+# splits, other sums, so checked against the cpu).
 for variant in "nhwc-cuda:--recompute-min-bytes 0" \
-  "nhwc-cuda-vecpartials:--recompute-min-bytes 0 --gpu-column-partials vector" \
-  "nhwc-cuda-unroll4:--recompute-min-bytes 0 --gpu-column-unroll 4" \
-  "nhwc-cuda-vecunroll4:--recompute-min-bytes 0 --gpu-column-partials vector --gpu-column-unroll 4" \
-  "nhwc-cuda-vecunroll4-4k:--recompute-min-bytes 0 --gpu-column-partials vector --gpu-column-unroll 4 --gpu-column-min-elements 4096" \
+  "nhwc-cuda-atomic1:--recompute-min-bytes 0 --gpu-column-partials atomic --gpu-column-unroll 1" \
+  "nhwc-cuda-vec1:--recompute-min-bytes 0 --gpu-column-partials vector --gpu-column-unroll 1" \
+  "nhwc-cuda-atomic4:--recompute-min-bytes 0 --gpu-column-partials atomic --gpu-column-unroll 4" \
+  "nhwc-cuda-4k:--recompute-min-bytes 0 --gpu-column-min-elements 4096" \
   "nhwc-cuda-unfused:--no-fuse-elementwise" \
   "nhwc-bf16-cuda:--precision bf16 --recompute-min-bytes 0"; do
   read -r -a flags <<< "${variant#*:}"
@@ -135,7 +135,7 @@ for variant in "nhwc-cuda:--recompute-min-bytes 0" \
     --training "$resnet18" --layout nhwc "${flags[@]}" \
     -o "$programs/resnet18-${variant%%:*}" --quiet
 done
-echo "compiled resnet18-nhwc-{cuda,cuda-vecpartials,cuda-unroll4,cuda-vecunroll4,cuda-vecunroll4-4k,cuda-unfused,bf16-cuda}"
+echo "compiled resnet18-nhwc-{cuda,cuda-atomic1,cuda-vec1,cuda-atomic4,cuda-4k,cuda-unfused,bf16-cuda}"
 # SE-ResNeXt-50 (grouped convolutions, SE blocks' global pooling) small:
 # channels-last cuda against the cpu.
 "$bin/fluid-models" se_resnext50_32x4d --batch 4 --image-size 64 --classes 10 \
@@ -167,7 +167,7 @@ resnet="optimizer=momentum lr=0.1 momentum=0.9"
 compile "$bench/resnet50-cuda" cuda "$resnet" resnet50 --batch 128
 compile "$bench/resnet34-cuda" cuda "$resnet" resnet34 --batch 128
 # bench/fusion.sh: elementwise fusion and batch norm's expansion on and off.
-for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext50_32x4d}; do
+for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 resnet34:resnet34 se_resnext50:se_resnext50_32x4d}; do
   IFS=: read -r name model <<< "$config"
   "$bin/fluid-models" "$model" --batch 128 -o "$bench/$name-fusion.mlir"
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
@@ -178,12 +178,8 @@ for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext5
   for variant in "fused:--layout nchw" "bf16:--layout nchw --precision bf16" \
     "nhwc:--layout nhwc" \
     "nhwc-bf16:--layout nhwc --precision bf16" \
-    "nhwc-bf16-vecpartials:--layout nhwc --precision bf16 --gpu-column-partials vector" \
-    "nhwc-bf16-unroll2:--layout nhwc --precision bf16 --gpu-column-unroll 2" \
-    "nhwc-bf16-unroll4:--layout nhwc --precision bf16 --gpu-column-unroll 4" \
-    "nhwc-bf16-vecunroll4:--layout nhwc --precision bf16 --gpu-column-partials vector --gpu-column-unroll 4" \
-    "nhwc-bf16-vec4k:--layout nhwc --precision bf16 --gpu-column-partials vector --gpu-column-min-elements 4096" \
-    "nhwc-bf16-vecunroll4-4k:--layout nhwc --precision bf16 --gpu-column-partials vector --gpu-column-unroll 4 --gpu-column-min-elements 4096"; do
+    "nhwc-bf16-atomic1:--layout nhwc --precision bf16 --gpu-column-partials atomic --gpu-column-unroll 1" \
+    "nhwc-bf16-4k:--layout nhwc --precision bf16 --gpu-column-min-elements 4096"; do
     read -r -a flags <<< "${variant#*:}"
     "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
       "${flags[@]}" --emit=cpp -o - --quiet |
@@ -200,29 +196,20 @@ for config in ${FLUID_FUSION_CONFIGS:-resnet50:resnet50 se_resnext50:se_resnext5
     --layout nhwc -o "$bench/$name-nhwc-cuda" --quiet
   "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
     --layout nhwc --precision bf16 -o "$bench/$name-nhwc-bf16-cuda" --quiet
-  # bench/precision.sh FLUID_BENCH_EXTRA_VARIANTS="nhwc-vecpartials
-  # nhwc-bf16-vecpartials": the channels-last sums' partials read back as
-  # vectors (--gpu-column-partials vector), against the default.
-  # FLUID_BENCH_EXTRA_VARIANTS="nhwc-unroll4 nhwc-bf16-unroll4
-  # nhwc-bf16-vecunroll4": four rows per step of the sums' loops
-  # (--gpu-column-unroll 4), alone and with vector partials; -4k: blocks of
-  # at least 4096 elements instead of 16384 (--gpu-column-min-elements),
-  # four times the splits, up to the cap.
-  for variant in "nhwc-vecpartials:tf32 --gpu-column-partials vector" \
-    "nhwc-bf16-vecpartials:bf16 --gpu-column-partials vector" \
-    "nhwc-unroll4:tf32 --gpu-column-unroll 4" \
-    "nhwc-bf16-unroll4:bf16 --gpu-column-unroll 4" \
-    "nhwc-bf16-vecunroll4:bf16 --gpu-column-partials vector --gpu-column-unroll 4" \
-    "nhwc-bf16-vec4k:bf16 --gpu-column-partials vector --gpu-column-min-elements 4096" \
-    "nhwc-bf16-vecunroll4-4k:bf16 --gpu-column-partials vector --gpu-column-unroll 4 --gpu-column-min-elements 4096" \
-    "nhwc-vecunroll4:tf32 --gpu-column-partials vector --gpu-column-unroll 4" \
-    "nhwc-vecunroll4-4k:tf32 --gpu-column-partials vector --gpu-column-unroll 4 --gpu-column-min-elements 4096"; do
+  # bench/precision.sh FLUID_BENCH_EXTRA_VARIANTS="nhwc-atomic1
+  # nhwc-bf16-atomic1": the channels-last sums as before session 26 (atomic
+  # partials, one row per loop step) against the default; "nhwc-bf16-4k":
+  # blocks of at least 4096 elements instead of 16384
+  # (--gpu-column-min-elements), four times the splits, up to the cap.
+  for variant in "nhwc-atomic1:tf32 --gpu-column-partials atomic --gpu-column-unroll 1" \
+    "nhwc-bf16-atomic1:bf16 --gpu-column-partials atomic --gpu-column-unroll 1" \
+    "nhwc-bf16-4k:bf16 --gpu-column-min-elements 4096"; do
     read -r -a flags <<< "${variant#*:}"
     "$bin/fluid-compile" "$bench/$name-fusion.mlir" --training "$resnet" \
       --layout nhwc --precision "${flags[@]}" \
       -o "$bench/$name-${variant%%:*}-cuda" --quiet
   done
-  echo "compiled $bench/$name-{fused,unfused,bf16,nhwc,nhwc-bf16}-cuda and the -vecpartials, -unroll4, -vecunroll4, -vec4k and -vecunroll4-4k variants"
+  echo "compiled $bench/$name-{fused,unfused,bf16,nhwc,nhwc-bf16}-cuda and the -atomic1 and -4k variants"
 done
 # bench/memory.sh: each configuration with each memory policy, and the
 # compile-time memory report of each (NAME-VARIANT.report.{json,csv,svg}).

@@ -64,7 +64,10 @@ build/gpu-programs:
    generated column sums of batch norm along the last axis, transposes):
    one step with TF32 off against the NCHW cpu executable (the cpu trains
    both layouts bitwise alike, test/Passes/layout-vs-cpu.test), fused and
-   with --no-fuse-elementwise, checkpoints within 1e-3 as in 1; and in
+   with --no-fuse-elementwise, checkpoints within 1e-3 as in 1, and the
+   column sums' other forms (--gpu-column-partials atomic|vector,
+   --gpu-column-unroll 1|4) bitwise the default's step, and with
+   --gpu-column-min-elements 4096 within 1e-3 of the cpu; and in
    bf16, 3 steps checked as in 5. SE-ResNeXt-50 (batch 4, 64x64:
    grouped convolutions, the SE blocks' pooling and scaling) channels-last
    on cuda against the cpu, one step, TF32 off, as in 1.
@@ -159,9 +162,8 @@ def main():
               "lenet5-cpu-fp16-overflow", "resnet18-bf16-cuda",
               "resnet18-bf16-cpu", "resnet18-bf16-cuda-unfused",
               "resnet18-nhwc-cuda", "resnet18-nhwc-cuda-unfused",
-              "resnet18-nhwc-cuda-vecpartials", "resnet18-nhwc-cuda-unroll4",
-              "resnet18-nhwc-cuda-vecunroll4",
-              "resnet18-nhwc-cuda-vecunroll4-4k",
+              "resnet18-nhwc-cuda-atomic1", "resnet18-nhwc-cuda-vec1",
+              "resnet18-nhwc-cuda-atomic4", "resnet18-nhwc-cuda-4k",
               "resnet18-nhwc-bf16-cuda", "se-resnext50-cpu",
               "vit-small-bf16-cuda", "vit-small-bf16-cpu",
               "vit-small-bf16-cuda-nodm", "vit-small.safetensors",
@@ -395,8 +397,8 @@ def main():
             "lenet5 fp16 forced overflow, cuda vs cpu checkpoint")
     # 8. Channels-last on cuda against the (NCHW) cpu.
     for variant in ("nhwc-cuda", "nhwc-cuda-unfused",
-                    "nhwc-cuda-vecpartials", "nhwc-cuda-unroll4",
-                    "nhwc-cuda-vecunroll4", "nhwc-cuda-vecunroll4-4k"):
+                    "nhwc-cuda-atomic1", "nhwc-cuda-vec1",
+                    "nhwc-cuda-atomic4", "nhwc-cuda-4k"):
         text = run(p("resnet18-" + variant), common + [
             "--steps", "1", "--no-tf32", "--algorithm-cache", cache, "--save",
             o(variant + "-1.safetensors")], o("resnet18-%s-1.log" % variant))
@@ -407,19 +409,16 @@ def main():
                % (lc, ln))
         compare(o("cpu-1.safetensors"), o(variant + "-1.safetensors"), 1e-3,
                 "resnet18 step, %s (TF32 off) vs cpu" % variant)
-    # The sums' partials read back as vectors: the same sums in the same
-    # order, so the same step bit for bit.
-    compare(o("nhwc-cuda-1.safetensors"),
-            o("nhwc-cuda-vecpartials-1.safetensors"), 0,
-            "resnet18 step, --gpu-column-partials vector vs atomic (cuda)")
-    # Four rows per step of the sums' loops: the same sums in the same
-    # order too.
-    compare(o("nhwc-cuda-1.safetensors"),
-            o("nhwc-cuda-unroll4-1.safetensors"), 0,
-            "resnet18 step, --gpu-column-unroll 4 vs 1 (cuda)")
-    compare(o("nhwc-cuda-1.safetensors"),
-            o("nhwc-cuda-vecunroll4-1.safetensors"), 0,
-            "resnet18 step, both (vector partials, unroll 4) vs neither (cuda)")
+    # The channels-last sums' other forms (atomic or vector partials, one
+    # or four rows per loop step): the same sums in the same order, so the
+    # default's step (vector, four) bit for bit.
+    for variant, what in (("atomic1", "atomic partials, one row a step"),
+                          ("vec1", "vector partials, one row a step"),
+                          ("atomic4", "atomic partials, four rows a step")):
+        compare(o("nhwc-cuda-1.safetensors"),
+                o("nhwc-cuda-%s-1.safetensors" % variant), 0,
+                "resnet18 step, %s vs the default (vector, four) (cuda)"
+                % what)
     gpu_n = losses(run(p("resnet18-nhwc-bf16-cuda"), common + [
         "--steps", "3", "--algorithm-cache", cache],
         o("resnet18-nhwc-bf16-cuda.log")))
