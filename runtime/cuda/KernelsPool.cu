@@ -752,6 +752,25 @@ PoolShape checkPool(const CheckedTensor &inputShaped, MakeGeometry &&make,
                    g.batch,  g.channels,   g.channelsLast};
 }
 
+/// The geometry of a max pooling with picks (16-bit types too), from
+/// `input` and `output` or their gradients: `indices` holds a pick per
+/// output, and every window touches the input.
+PoolShape checkMaxPoolWithPicks(const CheckedTensor &input,
+                                const CheckedTensor &output,
+                                const CheckedTensor &indices,
+                                const fluid_max_pool2d_params &params) {
+  return checkPool(
+      input,
+      [&] {
+        cpu::Pool2dGeometry geometry =
+            cpu::makeMaxPool2dGeometry(input, output, params);
+        cpu::requirePoolIndices(indices, output, params.kernel);
+        geometry.requireWindowsTouchInput();
+        return geometry;
+      },
+      /*sixteenBit=*/true);
+}
+
 /// Launches `kernel(Index)` with 32-bit indices when `count` allows.
 template <typename Fn> void withIndex(int64_t count, Fn &&launch) {
   if (fitsNarrowIndex(count))
@@ -2175,16 +2194,7 @@ extern "C" fluid_status fluid_cuda_max_pool2d_with_indices(
     CheckedTensor output = checkTensor(context, outputDesc, "output");
     CheckedTensor indices = checkTensor(context, indicesDesc, "indices");
     cpu::requireParams(params);
-    const PoolShape g = checkPool(
-        input,
-        [&] {
-          cpu::Pool2dGeometry geometry =
-              cpu::makeMaxPool2dGeometry(input, output, *params);
-          cpu::requirePoolIndices(indices, output, params->kernel);
-          geometry.requireWindowsTouchInput();
-          return geometry;
-        },
-        /*sixteenBit=*/true);
+    const PoolShape g = checkMaxPoolWithPicks(input, output, indices, *params);
     if (g.outputs() == 0)
       return;
     dispatchAnyFloat(input.dtype(), [&](auto zero) {
@@ -2291,16 +2301,8 @@ extern "C" fluid_status fluid_cuda_max_pool2d_grad_indices(
     CheckedTensor indices = checkTensor(context, indicesDesc, "indices");
     CheckedTensor gradInput = checkTensor(context, gradInputDesc, "grad_input");
     cpu::requireParams(params);
-    const PoolShape g = checkPool(
-        gradInput,
-        [&] {
-          cpu::Pool2dGeometry geometry =
-              cpu::makeMaxPool2dGeometry(gradInput, gradOutput, *params);
-          cpu::requirePoolIndices(indices, gradOutput, params->kernel);
-          geometry.requireWindowsTouchInput();
-          return geometry;
-        },
-        /*sixteenBit=*/true);
+    const PoolShape g =
+        checkMaxPoolWithPicks(gradInput, gradOutput, indices, *params);
     if (g.inputs() == 0)
       return;
     dispatchAnyFloat(gradInput.dtype(), [&](auto zero) {
