@@ -45,6 +45,10 @@ nchw="${FLUID_BENCH_NCHW:-1}"
 profile="${FLUID_BENCH_PROFILE:-1}"
 extra="${FLUID_BENCH_EXTRA_VARIANTS:-}"
 prewarm="${FLUID_BENCH_TORCH_PREWARM:-0}"
+if ! [[ "$prewarm" =~ ^[0-9]+$ ]]; then
+  echo "bench/precision.sh: FLUID_BENCH_TORCH_PREWARM must be a number of processes (0: no prewarm), got '$prewarm'" >&2
+  exit 2
+fi
 python="${FLUID_BENCH_PYTHON:-/opt/torch/.venv/bin/python}"
 reserve=20
 
