@@ -54,9 +54,10 @@
 #   step as the models over 2 GiB do (to check ORACLE_FACTOR on models
 #   whose float64 step Fluid can also take).
 #   Peak memory (this process and a tool together) is printed per model:
-#   under 16 GB for every model at these sizes and batch 2 (vit_h_14
-#   and regnet_y_128gf, over 2 GiB in float32: 632 and 645 million
-#   parameters; regnet_y_128gf's peaked at 15.1 GB). PyTorch's float32
+#   at most 16.1 GB at these sizes and batch 2 (vit_h_14 at 224 x 224,
+#   its builder's size, and regnet_y_128gf at 15.1 GB: over 2 GiB in
+#   float32, 632 and 645 million parameters; vit_h_14 took 89 minutes
+#   for one opset on these two cores). PyTorch's float32
 #   step is no oracle for the RegNets at 64 x 64 and batch 2: regnet_y_32gf's
 #   differs from Fluid's float32 step by 0.31 of the largest value (the
 #   first layers' gradients; 0.32 for regnet_y_128gf), while the float64
