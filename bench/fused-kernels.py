@@ -378,7 +378,7 @@ def main():
             # that each launch reads from device memory as in the step.
             sets = [device_tensors(context, launch)
                     for _ in range(1 if a.host_timing else
-                                   max(1, min(20, -(-rotate_bytes // nbytes))))]
+                                   max(1, min(20, -(-rotate_bytes // max(nbytes, 1)))))]
             vector = launch["vector"] is not None
             name = (launch["vector"] if vector else kernel).encode()
             blocks = launch["vector_blocks"] if vector else launch["blocks"]
