@@ -41,6 +41,9 @@ build="${1:-$root/build}"
 bin="$build/bin"
 programs="$build/gpu-programs"
 bench="$build/bench"
+# Start empty: a program an earlier run built (another variant, an older
+# compiler) must not travel to the GPU and be run as if it were current.
+rm -rf "$programs" "$bench"
 mkdir -p "$programs" "$bench"
 
 compile() { # OUTPUT BACKEND TRAINING MODEL-OPTIONS... (fluid-compile's
