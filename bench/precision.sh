@@ -64,25 +64,30 @@ log_environment
 # warm cache.
 prewarm_torch_compile() {
   mkdir -p "$out/prewarm"
-  local t0 jobs=() config name model precision
+  local t0 pids=() config name model precision left
   t0=$(date +%s)
   for config in $configs; do
     IFS=: read -r name model <<< "$config"
     for precision in tf32 bf16; do
       while [ "$(jobs -rp | wc -l)" -ge "$prewarm" ]; do wait -n; done
+      left=$((deadline - $(date +%s) + start_s - reserve))
+      if [ "$left" -lt 15 ]; then
+        note "prewarm: out of the time budget before $model $precision"
+        break 2
+      fi
       echo "== prewarm torch.compile $model $precision"
-      timeout --kill-after=10 $((deadline - $(date +%s) + start_s - reserve)) \
+      timeout --kill-after=10 "$left" \
         env LD_LIBRARY_PATH="$torch_ld" TORCHINDUCTOR_COMPILE_THREADS=4 \
         "$python" "$root/bench/torch_resnet.py" --model "$model" --batch 128 \
         --image-size 224 --classes 1000 --steps 1 --warmup 1 --compile \
         --memory-format channels_last --precision "$precision" \
         > "$out/prewarm/$model-$precision.log" 2>&1 &
-      jobs+=($!)
+      pids+=($!)
     done
   done
   local pid failures=0
-  for pid in "${jobs[@]}"; do wait "$pid" || failures=$((failures + 1)); done
-  note "prewarm: ${#jobs[@]} torch.compile configurations in $(($(date +%s) - t0)) s, $failures failed (logs in $out/prewarm)"
+  for pid in "${pids[@]}"; do wait "$pid" || failures=$((failures + 1)); done
+  note "prewarm: ${#pids[@]} torch.compile configurations in $(($(date +%s) - t0)) s, $failures failed (logs in $out/prewarm)"
 }
 if [ "$torch_compile" = "1" ] && [ "$prewarm" -gt 0 ]; then
   prewarm_torch_compile
