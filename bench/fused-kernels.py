@@ -15,7 +15,9 @@ small kernel replayed on one set reads its inputs from the L2, at up to 2.4
 times the copy bandwidth), and the graph is replayed 3 times untimed then
 20 times between CUDA events; its time is the median replay over 20.
 Its bandwidth is the bytes of all its tensors, each counted once (a
-broadcast input at its own size), over that time. --host-timing times one
+broadcast input at its own size; an input the kernel reads only in part,
+as batch norm's shift reads one row of the statistics' input, at the
+elements the program's "elements read" comment gives), over that time. --host-timing times one
 launch at a time from the host instead (fluid_cuda_synchronize around it,
 as before session 26): that adds the host's launch and synchronization,
 about 10-15 us, which is most of a small kernel's time. The
@@ -26,7 +28,7 @@ Prints the largest launches by bytes (--top, 12) with their time, GB/s and
 share of the copy bandwidth, and the total over all fused launches.
 
 With --bytes (no GPU, no library): only the bytes the step's fused
-launches move, each tensor counted once, in total and split into
+launches move, each tensor counted once (as above), in total and split into
 activation-sized tensors (over 1M elements) of 4-byte and of narrower
 element types: what a precision or storage change saves, before a GPU
 measures the time.
@@ -95,8 +97,14 @@ def parse(path):
                          "fused regions)")
     ptx = "".join(ast.literal_eval(line.strip().replace("\\?", "?"))
                   for line in m.group(1).splitlines())
-    args = dict(re.findall(r"const fluid_tensor \*const (fusedArgs\d+)\[\] = "
-                           r"\{([^}]*)\};", run))
+    args = {}
+    for name, listed, partial in re.findall(
+            r"const fluid_tensor \*const (fusedArgs\d+)\[\] = "
+            r"\{([^}]*)\};(?:  // elements read:([ 0-9:]*))?", run):
+        # The emitter names the inputs a kernel reads only in part (batch
+        # norm's shift: one row of its input), index:elements.
+        args[name] = (listed, {int(i): int(n) for i, n in
+                               (p.split(":") for p in partial.split())})
     launches = []
     zeroed = []
     counters = []
@@ -117,8 +125,10 @@ def parse(path):
                       r"(\d+), (\d+), (fusedArgs\d+), (\d+), \"([01]*)\"\)", line)
         if not g:
             continue
-        names = [a.strip().lstrip("&") for a in args[g.group(5)].split(",")]
+        listed, partial = args[g.group(5)]
+        names = [a.strip().lstrip("&") for a in listed.split(",")]
         launches.append({"kernel": g.group(1), "vector": g.group(2),
+                         "read": partial,
                          "blocks": int(g.group(3)),
                          "vector_blocks": int(g.group(4)),
                          "tensors": [shapes[n] for n in names],
@@ -129,6 +139,15 @@ def parse(path):
         zeroed = []
         counters = []
     return ptx, launches
+
+
+def launch_bytes(launch):
+    """What a launch reads and writes: each operand's bytes, or those of
+    the elements it reads where the emitter says it reads fewer."""
+    return sum(
+        launch["read"].get(k, int(np.prod(shape, dtype=np.int64))) *
+        np.dtype(dtype).itemsize
+        for k, (dtype, shape) in enumerate(launch["tensors"]))
 
 
 def print_casts(path):
@@ -182,8 +201,8 @@ def print_casts(path):
 def print_bytes(launches):
     total = wide = narrow = 0
     for launch in launches:
-        for dtype, shape in launch["tensors"]:
-            count = int(np.prod(shape)) if shape else 1
+        for k, (dtype, shape) in enumerate(launch["tensors"]):
+            count = launch["read"].get(k, int(np.prod(shape)) if shape else 1)
             nbytes = count * np.dtype(dtype).itemsize
             total += nbytes
             if count > (1 << 20):
@@ -191,9 +210,10 @@ def print_bytes(launches):
                     wide += nbytes
                 else:
                     narrow += nbytes
-    print("%d fused launches: %.2f GB, of which activation-sized tensors "
-          "%.2f GB of 4 or 8-byte elements and %.2f GB of narrower ones"
-          % (len(launches), total / 1e9, wide / 1e9, narrow / 1e9))
+    print("%d fused launches: %.2f GB (%d bytes), of which activation-sized "
+          "tensors %.2f GB of 4 or 8-byte elements and %.2f GB of narrower "
+          "ones" % (len(launches), total / 1e9, total, wide / 1e9,
+                    narrow / 1e9))
 
 
 def device_tensors(context, launch):
@@ -254,10 +274,15 @@ class GraphTimer:
             self.cuda("cudaEventCreate", ctypes.byref(e))
 
     def l2_bytes(self):
-        """The device's L2 cache size (cudaDevAttrL2CacheSize)."""
+        """The device's L2 cache size (cudaDevAttrL2CacheSize, 38 in
+        CUDA's driver_types.h)."""
         device, size = ctypes.c_int(), ctypes.c_int()
         self.cuda("cudaGetDevice", ctypes.byref(device))
-        self.cuda("cudaDeviceGetAttribute", ctypes.byref(size), 89, device)
+        self.cuda("cudaDeviceGetAttribute", ctypes.byref(size), 38, device)
+        if size.value <= 0:
+            raise SystemExit("fused-kernels.py: the device reports an L2 "
+                             "cache of %d bytes; cannot size the rotated "
+                             "buffers (use --host-timing)" % size.value)
         return size.value
 
     def cuda(self, name, *args):
@@ -370,9 +395,7 @@ def main():
         rows = []
         total_s = total_bytes = 0.0
         for (kernel, _), (launch, count) in seen.items():
-            nbytes = sum(
-                int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-                for dtype, shape in launch["tensors"])
+            nbytes = launch_bytes(launch)
             # Graph timing replays the launch back to back: over several
             # sets of buffers, together at least twice the L2 cache, so
             # that each launch reads from device memory as in the step.

@@ -489,7 +489,15 @@ LogicalResult FunctionEmitter::emitFusion(fluid_rt::LaunchOp launch,
       mask += "00";
     }
     std::string args = "fusedArgs" + index;
-    line("  const fluid_tensor *const " + args + "[] = {" + list(all) + "};");
+    // Inputs the kernel reads only in part (index: elements), for tools
+    // that count its traffic.
+    std::string partial;
+    for (auto [i, read] : llvm::enumerate(fusedInputElementsRead(fusion)))
+      if (read < cast<RankedTensorType>(fusion.getInputs()[i].getType())
+                     .getNumElements())
+        partial += " " + std::to_string(i) + ":" + std::to_string(read);
+    line("  const fluid_tensor *const " + args + "[] = {" + list(all) + "};" +
+         (partial.empty() ? "" : "  // elements read:" + partial));
     addLaunch(launch,
               fusion.hasReductions() ? "fused_sums" : "fused_elementwise",
               "launchGenerated(context, " + quoted(name) + ", " +

@@ -2,6 +2,7 @@
 
 #include "fluid/Target/FusedKernels.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -230,6 +231,22 @@ SmallVector<bool> mlir::fluid::fusedVectorOperands(FusionOp fusion) {
     }));
   vector.append(fusion.getNumResults(), true);
   return vector;
+}
+
+SmallVector<int64_t> mlir::fluid::fusedInputElementsRead(FusionOp fusion) {
+  SmallVector<int64_t> elements;
+  for (BlockArgument arg : fusion.getBodyBlock().getArguments()) {
+    int64_t all = cast<RankedTensorType>(arg.getType()).getNumElements();
+    // Each value accessed (the argument or a view of it) is read at most
+    // once per element it has.
+    llvm::SmallPtrSet<Value, 4> seen;
+    int64_t read = 0;
+    for (OpOperand *use : fusedAccesses(arg))
+      if (seen.insert(use->get()).second)
+        read += cast<RankedTensorType>(use->get().getType()).getNumElements();
+    elements.push_back(std::min(read, all));
+  }
+  return elements;
 }
 
 bool mlir::fluid::fusedOutputMayOverwrite(FusionOp fusion, unsigned output,

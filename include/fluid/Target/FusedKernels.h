@@ -52,6 +52,12 @@ int64_t fusedVectorWidth(FusionOp fusion);
 /// so that its address must be 16-byte aligned for that kernel.
 SmallVector<bool> fusedVectorOperands(FusionOp fusion);
 
+/// Per input: how many of its elements the region reads at most, its
+/// element count unless every access goes through views that select fewer
+/// (batch norm's shift reads one row of its input through slices), so that
+/// a kernel's traffic can be told from its operands (bench/fused-kernels.py).
+SmallVector<int64_t> fusedInputElementsRead(FusionOp fusion);
+
 /// Whether the vector kernel reads `use` (not at the element computed) by
 /// one vector load per step: its lanes read consecutive elements from an
 /// offset that is a multiple of fusedVectorWidth. A per-channel input of a
