@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# ResNet-18 NCHW bf16 unfused: its first loss 7.7% off the cpu's in session 27 (bench/NOTES.md).
+# On the GPU machine, from the repository root, after scripts/gpu-prepare.sh here and
+# build/carry.tgz carried as bench/NOTES.md says: bash bench/repro/resnet18-bf16.sh (OUT: logs).
+# Reruns the unfused and fused programs with the failing run's convolution algorithm cache, with its
+# Winograd entry changed, with session 26's passing cache and with fresh searches, then
+# compute-sanitizer initcheck on the unfused step, then the rotated graph timing.
+cd "$(dirname "$0")/../.." || exit 1
+OUT="${OUT:-/tmp/fluid-repro}"; mkdir -p "$OUT"
+date; nvidia-smi -L
+[ -d build/gpu-programs ] || tar xzf build/carry.tgz
+W=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+export LD_LIBRARY_PATH=$PWD/build/lib:$W/cudnn/lib:$W/cublas/lib:$W/nccl/lib:/usr/local/cuda/lib64
+P=build/gpu-programs
+common="--data synthetic --synthetic-size 16 --test-data none --log-every 1 --seed 3 --steps 3"
+echo "cpu reference: [2.1792, 9.0815, 23.4217]"
+t() { # name program cachefile extra...
+  local name=$1 prog=$2 cache=$3; shift 3
+  cp bench/repro/resnet18-bf16-${cache%.cache}.cache /tmp/$name.cache 2>/dev/null || rm -f /tmp/$name.cache
+  timeout 60 $P/$prog $common --algorithm-cache /tmp/$name.cache "$@" > $OUT/$name.log 2>&1
+  echo "$name rc=$? losses: $(grep -oE 'loss [0-9.naninf]+' $OUT/$name.log | awk '{print $2}' | tr '\n' ' ')"
+}
+t unfused-failing-1 resnet18-bf16-cuda-unfused failing.cache
+t unfused-failing-2 resnet18-bf16-cuda-unfused failing.cache
+t fused-failing resnet18-bf16-cuda failing.cache
+t unfused-noalgo7 resnet18-bf16-cuda-unfused noalgo7.cache
+t unfused-passing resnet18-bf16-cuda-unfused passing.cache
+t unfused-fresh resnet18-bf16-cuda-unfused none; cp /tmp/unfused-fresh.cache $OUT/
+t fused-fresh resnet18-bf16-cuda none
+date
+CS=$(ls /usr/local/cuda*/bin/compute-sanitizer /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+echo "compute-sanitizer: ${CS:-none}"
+if [ -n "$CS" ]; then
+  cp bench/repro/resnet18-bf16-failing.cache /tmp/cs.cache
+  timeout 70 $CS --tool initcheck --print-limit 20 $P/resnet18-bf16-cuda-unfused $common --steps 1 --no-graph --algorithm-cache /tmp/cs.cache > $OUT/cs-initcheck.log 2>&1
+  echo "== initcheck rc=$?"; grep -E "ERROR SUMMARY|Uninitialized|loss" $OUT/cs-initcheck.log | head -8
+fi
+date
+echo "== resnet50-nhwc-bf16 (graphs, rotated)"
+timeout 70 python3 bench/fused-kernels.py build/lib/libfluid_runtime.so build/bench/resnet50-nhwc-bf16.cpp.gz --top 300 > $OUT/graph-nhwc-bf16.log 2>&1; grep -v "^|" $OUT/graph-nhwc-bf16.log | tail -4
+date
