@@ -45,8 +45,12 @@ build/gpu-programs:
    whose scale and skipped steps the log shows).
    ResNet-18 in bf16 (activations stored in 16 bits; the gradient sums
    of 16-bit values run the runtime's 16-bit add), fused and with
-   --no-fuse-elementwise: 3 steps on cuda against the cpu, the first two
-   losses within 2e-2 relative (the rounding above, through 20 layers);
+   --no-fuse-elementwise: 3 steps on cuda against the cpu, the first
+   loss (the forward pass from the initial weights) within 1e-2 relative
+   (the rounding above, through 20 layers: 0.04-0.3% seen), the second
+   within 5e-2 (after one update at lr 0.1, which takes the loss from 2.2
+   to 9: 0.06-2.8% seen on H100s, sessions 26-27; a forward pass gone
+   wrong, as the unfused NCHW one was once at 7.7%, fails the first);
    the third is printed, not checked: at lr 0.1 on 16 random images the
    loss grows from 2.2 to 23 (in f32 too), and rounding-size differences
    grow with it (the cpu's f32 and bf16 third losses differ by 2.0%, the
@@ -337,17 +341,17 @@ def main():
                        o("resnet18-bf16-cpu.log")))
 
     def bf16_losses(gpu_r, what):
-        """The first two of three ResNet-18 bf16 losses within 2e-2 of the
-        cpu's (the third printed: the run diverges there, header 5)."""
-        worst = max((abs(a - b) / abs(a)
-                     for a, b in zip(cpu_r[:2], gpu_r[:2])),
-                    default=float("inf"))
-        third = (abs(cpu_r[2] - gpu_r[2]) / abs(cpu_r[2])
-                 if len(cpu_r) == 3 and len(gpu_r) == 3 else float("nan"))
-        report(len(cpu_r) == 3 and len(gpu_r) == 3 and worst <= 2e-2, what,
-               "cpu %s, cuda %s; worst relative difference of steps 1-2 "
-               "%.3g, tolerance 2e-2 (step 3: %.3g, not checked)"
-               % (cpu_r, gpu_r, worst, third))
+        """Three ResNet-18 bf16 losses against the cpu's: the first within
+        1e-2, the second within 5e-2, the third printed (the run diverges
+        there, header 5)."""
+        complete = len(cpu_r) == 3 and len(gpu_r) == 3
+        diff = ([abs(a - b) / abs(a) for a, b in zip(cpu_r, gpu_r)]
+                if complete else [float("nan")] * 3)
+        report(complete and diff[0] <= 1e-2 and diff[1] <= 5e-2, what,
+               "cpu %s, cuda %s; relative differences %.3g (step 1, "
+               "tolerance 1e-2), %.3g (step 2, tolerance 5e-2), %.3g (step "
+               "3, not checked)" % (cpu_r, gpu_r, diff[0], diff[1],
+                                    diff[2]))
     for variant in ("cuda", "cuda-unfused"):
         text = run(p("resnet18-bf16-" + variant), common + [
             "--steps", "3", "--algorithm-cache", cache],
