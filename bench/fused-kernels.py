@@ -17,8 +17,8 @@ times the copy bandwidth), and the graph is replayed 3 times untimed then
 Its bandwidth is the bytes of all its tensors, each counted once (a
 broadcast input at its own size; an input the kernel reads only in part,
 as batch norm's shift reads one row of the statistics' input, at the
-elements the program's "elements read" comment gives), over that time. --host-timing times one
-launch at a time from the host instead (fluid_cuda_synchronize around it,
+elements the program's "elements read" comment gives), over that time.
+--host-timing times one launch at a time from the host instead (fluid_cuda_synchronize around it,
 as before session 26): that adds the host's launch and synchronization,
 about 10-15 us, which is most of a small kernel's time. The
 device-to-device copy bandwidth of a 1 GiB buffer (the runtime's copy,
@@ -28,8 +28,8 @@ Prints the largest launches by bytes (--top, 12) with their time, GB/s and
 share of the copy bandwidth, and the total over all fused launches.
 
 With --bytes (no GPU, no library): only the bytes the step's fused
-launches move, each tensor counted once (as above), in total and split into
-activation-sized tensors (over 1M elements) of 4-byte and of narrower
+launches move, each tensor counted once (as above), in total and split
+into activation-sized tensors (over 1M elements) of 4-byte and of narrower
 element types: what a precision or storage change saves, before a GPU
 measures the time.
 
@@ -142,13 +142,19 @@ def parse(path):
     return ptx, launches
 
 
-def launch_bytes(launch):
-    """What a launch reads and writes: each operand's bytes, or those of
-    the elements it reads where the emitter says it reads fewer."""
-    return sum(
-        launch["read"].get(k, int(np.prod(shape, dtype=np.int64))) *
-        np.dtype(dtype).itemsize
-        for k, (dtype, shape) in enumerate(launch["tensors"]))
+def operand_counts(launch, whole=False):
+    """Per operand of `launch`: (elements moved, bytes per element); the
+    elements it reads where the emitter says it reads fewer, unless
+    `whole` (what a buffer for it holds)."""
+    return [((int(np.prod(shape, dtype=np.int64)) if whole else
+              launch["read"].get(k, int(np.prod(shape, dtype=np.int64)))),
+             np.dtype(dtype).itemsize)
+            for k, (dtype, shape) in enumerate(launch["tensors"])]
+
+
+def launch_bytes(launch, whole=False):
+    """What a launch reads and writes (or, `whole`, allocates), in bytes."""
+    return sum(n * size for n, size in operand_counts(launch, whole))
 
 
 def print_casts(path):
@@ -202,12 +208,11 @@ def print_casts(path):
 def print_bytes(launches):
     total = wide = narrow = 0
     for launch in launches:
-        for k, (dtype, shape) in enumerate(launch["tensors"]):
-            count = launch["read"].get(k, int(np.prod(shape)) if shape else 1)
-            nbytes = count * np.dtype(dtype).itemsize
+        for count, itemsize in operand_counts(launch):
+            nbytes = count * itemsize
             total += nbytes
             if count > (1 << 20):
-                if np.dtype(dtype).itemsize >= 4:
+                if itemsize >= 4:
                     wide += nbytes
                 else:
                     narrow += nbytes
@@ -413,9 +418,7 @@ def main():
             # one row of a large input (batch norm's shift) runs on one set,
             # its few bytes in the L2 as in the step, where the kernel
             # before it read the same row.
-            allocated = sum(int(np.prod(shape, dtype=np.int64)) *
-                            np.dtype(dtype).itemsize
-                            for dtype, shape in launch["tensors"])
+            allocated = launch_bytes(launch, whole=True)
             sets = [device_tensors(context, launch)
                     for _ in range(1 if a.host_timing else
                                    max(1, min(20, -(-rotate_bytes //
