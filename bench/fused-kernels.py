@@ -25,7 +25,12 @@ device-to-device copy bandwidth of a 1 GiB buffer (the runtime's copy,
 fluid_cuda_reshape) is timed from the host either way, for the ratio.
 
 Prints the largest launches by bytes (--top, 12) with their time, GB/s and
-share of the copy bandwidth, and the total over all fused launches.
+share of the copy bandwidth, and the total over all fused launches. Beside
+each, the time of a copy kernel moving the same bytes (fluid_cuda_neg on
+f32, timed the same way) and its share of the launch's time: a small
+launch's fixed costs (starting, the last wave, the gap to the next launch)
+are paid by a copy of its size too, not by the 1 GiB copy; the launches
+below 70% of their same-size copy are listed.
 
 With --bytes (no GPU, no library): only the bytes the step's fused
 launches move, each tensor counted once (as above), in total and split
@@ -337,6 +342,46 @@ class GraphTimer:
             self.cuda("cudaGraphDestroy", graph)
 
 
+class SameSizeCopy:
+    """The time of a plain copy moving a given number of bytes (read plus
+    written): fluid_cuda_neg on f32 vectors of bytes / 8 elements, timed
+    as the launches are (over as many sets of buffers as a launch of that
+    size gets). The reference for a small launch, whose fixed costs (its
+    start, its last wave, the gaps between launches) a 1 GiB copy does not
+    pay. Cached by size."""
+
+    def __init__(self, context, measure, rotate_bytes):
+        self.context, self.measure = context, measure
+        self.rotate_bytes = rotate_bytes
+        self.lib = context.lib
+        self.lib.fluid_cuda_neg.restype = ctypes.c_int32
+        self.lib.fluid_cuda_neg.argtypes = [ctypes.c_void_p] * 3
+        self.cache = {}
+
+    def __call__(self, nbytes):
+        n = max(1, int(nbytes) // 8)
+        if n not in self.cache:
+            count = 1 if not self.rotate_bytes else max(
+                1, min(20, -(-self.rotate_bytes // (8 * n))))
+            sets = [(fluidcuda.DeviceTensor(self.context, (n,), np.float32),
+                     fluidcuda.DeviceTensor(self.context, (n,), np.float32))
+                    for _ in range(count)]
+            for x, _ in sets:
+                self.lib.fluid_cuda_memset_zero(self.context.handle,
+                                                x.pointer, x.nbytes)
+
+            def go(i=0):
+                x, y = sets[i % len(sets)]
+                self.context.check(self.lib.fluid_cuda_neg(
+                    self.context.handle, ctypes.byref(x.desc),
+                    ctypes.byref(y.desc)))
+            self.cache[n] = self.measure(go)
+            for pair in sets:
+                for t_ in pair:
+                    t_.free()
+        return self.cache[n]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("paths", nargs="+", metavar="LIB PROGRAM")
@@ -403,12 +448,13 @@ def main():
         lib.fluid_cuda_free(context.handle, dst)
         print("device copy (fluid_cuda_reshape, 1 GiB): %.0f GB/s" % copy_gbs)
 
+        same_size = SameSizeCopy(context, measure, rotate_bytes)
         seen = {}
         for launch in launches:
             key = (launch["kernel"], tuple(s for _, s in launch["tensors"]))
             seen.setdefault(key, [launch, 0])[1] += 1
         rows = []
-        total_s = total_bytes = 0.0
+        total_s = total_copy_s = total_bytes = 0.0
         for (kernel, _), (launch, count) in seen.items():
             nbytes = launch_bytes(launch)
             # Graph timing replays the launch back to back: over several
@@ -437,26 +483,41 @@ def main():
                     context.handle, image, name, blocks, 256, descs,
                     len(tensors)))
             seconds = measure(go)
-            rows.append((nbytes, seconds, kernel, count,
-                         [s for _, s in launch["tensors"]]))
-            total_s += seconds * count
-            total_bytes += nbytes * count
             for tensors, _ in sets:
                 for t_ in tensors:
                     t_.free()
+            copy_s = same_size(nbytes)
+            rows.append((nbytes, seconds, copy_s, kernel, count,
+                         [s for _, s in launch["tensors"]]))
+            total_s += seconds * count
+            total_copy_s += copy_s * count
+            total_bytes += nbytes * count
     rows.sort(reverse=True)
-    print("\n| kernel | launches/step | tensors | MB | us | GB/s | % of copy |")
-    print("|---|---|---|---|---|---|---|")
-    for nbytes, seconds, kernel, count, shapes in rows[: a.top]:
+    print("\n%% of copy: against the 1 GiB copy's bandwidth; %% of same-size "
+          "copy: the time of a copy kernel (fluid_cuda_neg, f32) reading and "
+          "writing the launch's bytes, timed the same way, over the "
+          "launch's time")
+    print("\n| kernel | launches/step | tensors | MB | us | GB/s | % of copy "
+          "| same-size copy us | % of same-size copy |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for nbytes, seconds, copy_s, kernel, count, shapes in rows[: a.top]:
         gbs = nbytes / seconds / 1e9
         dims = " ".join("x".join(map(str, s)) or "scalar" for s in shapes)
-        print("| %s | %d | %s | %.1f | %.1f | %.0f | %.0f%% |"
+        print("| %s | %d | %s | %.1f | %.1f | %.0f | %.0f%% | %.1f | %.0f%% |"
               % (kernel, count, dims, nbytes / 1e6, seconds * 1e6, gbs,
-                 100 * gbs / copy_gbs))
+                 100 * gbs / copy_gbs, copy_s * 1e6, 100 * copy_s / seconds))
+    below = [r for r in rows if r[2] < 0.7 * r[1]]
+    print("\n%d of %d distinct launches below 70%% of their same-size copy%s"
+          % (len(below), len(rows), ": " + ", ".join(
+              "%s (%.0f%%)" % (r[3], 100 * r[2] / r[1])
+              for r in sorted(below, key=lambda r: r[2] / r[1]))
+             if below else ""))
     print("\nall %d fused launches of the step: %.2f ms, %.2f GB moved, %.0f GB/s "
-          "(%.0f%% of copy)" % (sum(c for _, c in seen.values()), total_s * 1e3,
-                                total_bytes / 1e9, total_bytes / total_s / 1e9,
-                                100 * total_bytes / total_s / 1e9 / copy_gbs))
+          "(%.0f%% of copy; same-size copies %.2f ms, %.0f%%)"
+          % (sum(c for _, c in seen.values()), total_s * 1e3,
+             total_bytes / 1e9, total_bytes / total_s / 1e9,
+             100 * total_bytes / total_s / 1e9 / copy_gbs,
+             total_copy_s * 1e3, 100 * total_copy_s / total_s))
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ if [ -n "$CS" ]; then
   echo "== initcheck rc=$?"; grep -E "ERROR SUMMARY|Uninitialized|loss" $OUT/cs-initcheck.log | head -8
 fi
 date
-echo "== resnet50-nhwc-bf16 (graphs, rotated)"
-timeout 70 python3 bench/fused-kernels.py build/lib/libfluid_runtime.so build/bench/resnet50-nhwc-bf16.cpp.gz --top 300 > $OUT/graph-nhwc-bf16.log 2>&1; grep -v "^|" $OUT/graph-nhwc-bf16.log | tail -4
-date
+for v in nhwc-bf16 nhwc; do
+  echo "== resnet50-$v (graphs, rotated, with same-size copies)"
+  timeout 150 python3 bench/fused-kernels.py build/lib/libfluid_runtime.so build/bench/resnet50-$v.cpp.gz --top 300 > $OUT/graph-$v.log 2>&1; grep -v "^|" $OUT/graph-$v.log | tail -6
+  date
+done
