@@ -30,7 +30,9 @@ each, the time of a copy kernel moving the same bytes (fluid_cuda_neg on
 f32, timed the same way) and its share of the launch's time: a small
 launch's fixed costs (starting, the last wave, the gap to the next launch)
 are paid by a copy of its size too, not by the 1 GiB copy; the launches
-below 70% of their same-size copy are listed.
+below 70% of their same-size copy are listed. --scalar-too also times
+the element-at-a-time kernel (its own grid) of each launch the step runs
+as a vector kernel, for choosing between them.
 
 With --bytes (no GPU, no library): only the bytes the step's fused
 launches move, each tensor counted once (as above), in total and split
@@ -46,7 +48,7 @@ activation-sized widening casts the runtime call that reads each result
 first: where a kernel that took the 16-bit tensor itself would save them.
 
   usage: fused-kernels.py LIBFLUID_RUNTIME.so PROGRAM.cpp[.gz] [--top N]
-                          [--host-timing]
+                          [--host-timing] [--scalar-too]
          fused-kernels.py --bytes PROGRAM.cpp[.gz]
          fused-kernels.py --casts PROGRAM.cpp[.gz]
 """
@@ -392,6 +394,10 @@ def main():
                         help="time one launch at a time from the host "
                         "instead of CUDA graphs of 20 (adds the host's "
                         "launch and synchronization)")
+    parser.add_argument("--scalar-too", action="store_true",
+                        help="also time the element-at-a-time kernel of "
+                        "each launch that runs a vector one, and print "
+                        "the two side by side")
     a = parser.parse_args()
     offline = a.bytes or a.casts
     if len(a.paths) != (1 if offline else 2):
@@ -453,7 +459,7 @@ def main():
         for launch in launches:
             key = (launch["kernel"], tuple(s for _, s in launch["tensors"]))
             seen.setdefault(key, [launch, 0])[1] += 1
-        rows = []
+        rows, scalar_rows = [], []
         total_s = total_copy_s = total_bytes = 0.0
         for (kernel, _), (launch, count) in seen.items():
             nbytes = launch_bytes(launch)
@@ -473,16 +479,24 @@ def main():
             name = (launch["vector"] if vector else kernel).encode()
             blocks = launch["vector_blocks"] if vector else launch["blocks"]
 
-            def go(i=0):
-                tensors, descs = sets[i % len(sets)]
-                for k in launch["zero"]:
-                    lib.fluid_cuda_memset_zero(context.handle,
-                                               tensors[k].pointer,
-                                               tensors[k].nbytes)
-                context.check(lib.fluid_cuda_launch_generated(
-                    context.handle, image, name, blocks, 256, descs,
-                    len(tensors)))
-            seconds = measure(go)
+            def launcher(name, blocks):
+                def go(i=0):
+                    tensors, descs = sets[i % len(sets)]
+                    for k in launch["zero"]:
+                        lib.fluid_cuda_memset_zero(context.handle,
+                                                   tensors[k].pointer,
+                                                   tensors[k].nbytes)
+                    context.check(lib.fluid_cuda_launch_generated(
+                        context.handle, image, name, blocks, 256, descs,
+                        len(tensors)))
+                return go
+            seconds = measure(launcher(name, blocks))
+            if a.scalar_too and vector:
+                scalar_s = measure(launcher(kernel.encode(),
+                                            launch["blocks"]))
+                scalar_rows.append((scalar_s / seconds, kernel, count,
+                                    launch["vector_blocks"], seconds,
+                                    launch["blocks"], scalar_s))
             for tensors, _ in sets:
                 for t_ in tensors:
                     t_.free()
@@ -493,7 +507,7 @@ def main():
             total_copy_s += copy_s * count
             total_bytes += nbytes * count
     rows.sort(reverse=True)
-    print("\n%% of copy: against the 1 GiB copy's bandwidth; %% of same-size "
+    print("\n% of copy: against the 1 GiB copy's bandwidth; % of same-size "
           "copy: the time of a copy kernel (fluid_cuda_neg, f32) reading and "
           "writing the launch's bytes, timed the same way, over the "
           "launch's time")
@@ -506,6 +520,17 @@ def main():
         print("| %s | %d | %s | %.1f | %.1f | %.0f | %.0f%% | %.1f | %.0f%% |"
               % (kernel, count, dims, nbytes / 1e6, seconds * 1e6, gbs,
                  100 * gbs / copy_gbs, copy_s * 1e6, 100 * copy_s / seconds))
+    if scalar_rows:
+        print("\nThe element-at-a-time kernel against the vector one the "
+              "step runs (--scalar-too), fastest scalar first:")
+        print("| kernel | launches/step | vector blocks | vector us "
+              "| scalar blocks | scalar us | scalar / vector |")
+        print("|---|---|---|---|---|---|---|")
+        for ratio, kernel, count, vblocks, vs, sblocks, ss in sorted(
+                scalar_rows):
+            print("| %s | %d | %d | %.1f | %d | %.1f | %.2f |"
+                  % (kernel, count, vblocks, vs * 1e6, sblocks, ss * 1e6,
+                     ratio))
     below = [r for r in rows if r[2] < 0.7 * r[1]]
     print("\n%d of %d distinct launches below 70%% of their same-size copy%s"
           % (len(below), len(rows), ": " + ", ".join(

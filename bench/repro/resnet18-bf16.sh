@@ -41,6 +41,7 @@ if [ -n "$CS" ]; then
   cp bench/repro/resnet18-bf16-failing.cache /tmp/cs.cache
   timeout 70 $CS --tool initcheck --print-limit 20 $P/resnet18-bf16-cuda-unfused $common --steps 1 --no-graph --algorithm-cache /tmp/cs.cache > $OUT/cs-initcheck.log 2>&1
   echo "== initcheck rc=$?"; grep -E "ERROR SUMMARY|Uninitialized|loss" $OUT/cs-initcheck.log | head -8
+  tail -5 $OUT/cs-initcheck.log
 fi
 date
 for v in nhwc-bf16 nhwc; do
