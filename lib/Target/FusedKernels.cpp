@@ -91,6 +91,18 @@ SmallVector<int64_t> mlir::fluid::fusedAccessStrides(FusionOp fusion,
 }
 
 int64_t mlir::fluid::fusedVectorWidth(FusionOp fusion) {
+  // A small region without sums (batch norm's per-channel arithmetic on 64
+  // to 2,048 channels) runs the element-at-a-time kernel only: its vector
+  // kernel, one block whose threads each work through a chain of lanes,
+  // took 1.4 to 2.2 times as long for every such region of ResNet-50's
+  // bf16 step (bench/NOTES.md, session 28).
+  if (!fusion.hasReductions()) {
+    int64_t count = 1;
+    for (int64_t d : fusion.getIterationShape())
+      count *= d;
+    if (count <= kScalarRegionElements)
+      return 1;
+  }
   // 16 bytes of the narrowest element type per step: one 128-bit access
   // of 16-bit values, two of the f32 values they are cast to.
   int64_t narrowest = 8;

@@ -49,6 +49,7 @@
 #include "../cpu/SlidingWindow.h"
 #include "../cpu/TensorChecks.h"
 
+#include "fluid/runtime/CpuMemory.h"
 #include "fluid/runtime/CudaCheck.h"
 #include "fluid/runtime/CudaKernels.h"
 
@@ -495,6 +496,12 @@ prepare(fluid_cuda_context *context, ConvOperands &ops,
   char *buffer =
       static_cast<char *>(workspace(context, reserved + algorithmBytes));
   bindReserved(buffer);
+  // FLUID_POISON_MEMORY=1: the algorithm's part holds 0xFF bytes (a NaN in
+  // every float type) before each call, so that an algorithm reading
+  // workspace it did not write in this call shows in the results.
+  if (algorithmBytes && poisonMemory())
+    FLUID_CUDA_CHECK(cudaMemsetAsync(buffer + reserved, kPoisonByte,
+                                     algorithmBytes, streamOf(context)));
   return {choice->algorithm, algorithmBytes ? buffer + reserved : nullptr,
           algorithmBytes};
 }

@@ -42,9 +42,14 @@ SmallVector<int64_t> fusedAccessStrides(FusionOp fusion, OpOperand &use);
 /// Every element's inputs are read before its outputs are written.
 FailureOr<std::string> emitCpuFusedKernel(FusionOp fusion, StringRef name);
 
+/// Regions without sums of at most this many elements get no vector
+/// kernel (fusedVectorWidth is 1).
+constexpr int64_t kScalarRegionElements = 2048;
+
 /// The elements one step of the generated GPU kernel handles: 16 bytes'
-/// worth (4 f32 or 2 f64) when every value of the region has one element
-/// type and the element count is a multiple of it, else 1.
+/// worth of the narrowest element type (4 f32, 8 bf16) when the element
+/// count allows it, else 1; 1 for a region without sums of at most
+/// kScalarRegionElements elements.
 int64_t fusedVectorWidth(FusionOp fusion);
 
 /// Per input, then per result: whether the vector kernel moves it as
