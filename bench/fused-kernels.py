@@ -344,6 +344,13 @@ class GraphTimer:
             self.cuda("cudaGraphDestroy", graph)
 
 
+def buffer_sets(rotate_bytes, nbytes):
+    """How many sets of buffers of `nbytes` together hold at least
+    `rotate_bytes` (twice the L2 cache; 0 when timing from the host), from
+    1 to 20."""
+    return max(1, min(20, -(-rotate_bytes // max(nbytes, 1))))
+
+
 class SameSizeCopy:
     """The time of a plain copy moving a given number of bytes (read plus
     written): fluid_cuda_neg on f32 vectors of bytes / 8 elements, timed
@@ -363,11 +370,9 @@ class SameSizeCopy:
     def __call__(self, nbytes):
         n = max(1, int(nbytes) // 8)
         if n not in self.cache:
-            count = 1 if not self.rotate_bytes else max(
-                1, min(20, -(-self.rotate_bytes // (8 * n))))
             sets = [(fluidcuda.DeviceTensor(self.context, (n,), np.float32),
                      fluidcuda.DeviceTensor(self.context, (n,), np.float32))
-                    for _ in range(count)]
+                    for _ in range(buffer_sets(self.rotate_bytes, 8 * n))]
             for x, _ in sets:
                 self.lib.fluid_cuda_memset_zero(self.context.handle,
                                                 x.pointer, x.nbytes)
@@ -470,11 +475,9 @@ def main():
             # one row of a large input (batch norm's shift) runs on one set,
             # its few bytes in the L2 as in the step, where the kernel
             # before it read the same row.
-            allocated = launch_bytes(launch, whole=True)
             sets = [device_tensors(context, launch)
-                    for _ in range(1 if a.host_timing else
-                                   max(1, min(20, -(-rotate_bytes //
-                                                    max(allocated, 1)))))]
+                    for _ in range(buffer_sets(
+                        rotate_bytes, launch_bytes(launch, whole=True)))]
             vector = launch["vector"] is not None
             name = (launch["vector"] if vector else kernel).encode()
             blocks = launch["vector_blocks"] if vector else launch["blocks"]
